@@ -1,0 +1,53 @@
+"""Codebook helpers shared by codebook-based aggregators: seeded faiss k-means and nearest-centre assignment."""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.utils import check_random_state
+
+
+def training_sample(X: np.ndarray, max_rows: int, random_state) -> np.ndarray:
+    """At most ``max_rows`` rows of ``X`` (``(N, d)``), drawn uniformly without replacement (seeded)."""
+    if X.shape[0] <= max_rows:
+        return X
+    rng = check_random_state(random_state)
+    rows = np.sort(rng.choice(X.shape[0], size=max_rows, replace=False))
+    return X[rows]
+
+
+def seed_of(random_state) -> int:
+    """An int seed for faiss from a scikit-learn style ``random_state``."""
+    if isinstance(random_state, (int, np.integer)):
+        return int(random_state) % (2**31)
+    return int(check_random_state(random_state).randint(0, 2**31 - 1))
+
+
+def kmeans_codebook(X: np.ndarray, n_clusters: int, max_training_descriptors: int, n_iter: int,
+                    random_state) -> np.ndarray:
+    """``(K, d)`` float32 k-means centres of a seeded sample of ``X`` (``(N, d)``), via faiss.
+
+    Raises ValueError when there are fewer training descriptors than clusters.
+    """
+    import faiss
+
+    n_clusters = int(n_clusters)
+    if n_clusters < 1:
+        raise ValueError(f"n_clusters must be >= 1, got {n_clusters}")
+    sample = np.ascontiguousarray(training_sample(X, max_training_descriptors, random_state), dtype=np.float32)
+    if sample.shape[0] < n_clusters:
+        raise ValueError(f"k-means needs at least n_clusters={n_clusters} training descriptors, "
+                         f"got {sample.shape[0]}")
+    km = faiss.Kmeans(sample.shape[1], n_clusters, niter=int(n_iter), seed=seed_of(random_state),
+                      max_points_per_centroid=max(256, sample.shape[0] // n_clusters + 1), verbose=False)
+    km.train(sample)
+    return np.ascontiguousarray(km.centroids, dtype=np.float32)
+
+
+def assign_nearest(centres: np.ndarray, X: np.ndarray, k: int = 1) -> np.ndarray:
+    """Index of the nearest centre (squared L2) for each row of ``X``: ``(N,)`` int64 (or ``(N, k)``)."""
+    import faiss
+
+    index = faiss.IndexFlatL2(centres.shape[1])
+    index.add(np.ascontiguousarray(centres, dtype=np.float32))
+    _, idx = index.search(np.ascontiguousarray(X, dtype=np.float32), k)
+    return idx[:, 0].astype(np.int64) if k == 1 else idx.astype(np.int64)

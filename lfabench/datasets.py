@@ -1,0 +1,172 @@
+"""The dataset contract: what a dataset plugin returns.
+
+A dataset is a list of ``m`` samples (usually images) with labels or retrieval
+ground truth. Samples are either image files (``images`` holds paths), in-memory
+images (``images`` holds arrays), or already local features (``bags``: datasets
+that ship descriptors, such as ``synthetic``; used with ``descriptor=native``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from .bags import Bags
+
+TASKS = ("classification", "retrieval")
+
+
+class DatasetNotFoundError(FileNotFoundError):
+    """The dataset's files are missing or incomplete (the message says where and how to fix it)."""
+
+
+@dataclass
+class RetrievalGroundTruth:
+    """Queries and their relevant database items, by sample index.
+
+    ``queries[q]`` is the sample index of query ``q``; ``positives[q]`` and
+    ``junk[q]`` are int arrays of database sample indices. ``bboxes[q]`` is the
+    query region ``(x1, y1, x2, y2)`` in pixels, or ``None``. ``database`` holds
+    the indices of the samples that are ranked (default: all).
+    ``exclude_query_from_ranking`` implements the Holidays rule (the query is
+    removed from its own ranked list).
+    """
+
+    queries: np.ndarray
+    positives: list[np.ndarray]
+    junk: list[np.ndarray]
+    bboxes: list[tuple[float, float, float, float] | None] | None = None
+    database: np.ndarray | None = None
+    exclude_query_from_ranking: bool = False
+
+    def __post_init__(self):
+        self.queries = np.asarray(self.queries, dtype=np.int64)
+        n = self.queries.size
+        if len(self.positives) != n or len(self.junk) != n:
+            raise ValueError(f"ground truth: {n} queries but {len(self.positives)} positive lists and "
+                             f"{len(self.junk)} junk lists")
+        self.positives = [np.asarray(p, dtype=np.int64) for p in self.positives]
+        self.junk = [np.asarray(j, dtype=np.int64) for j in self.junk]
+
+
+@dataclass
+class Dataset:
+    """A benchmark dataset.
+
+    Attributes
+    ----------
+    name : str
+        Plugin name (``scene15``, ``digits``...).
+    task : {"classification", "retrieval"}
+    sample_ids : (m,) array of str
+        Stable identifiers (relative file names for image datasets).
+    labels : (m,) int64 array or None
+        Class index per sample (retrieval datasets may give landmark/group ids).
+    class_names : list of str
+    images : sequence of paths or arrays, optional
+        One entry per sample; read with :meth:`load_image`.
+    bags : Bags, optional
+        Local descriptors shipped with the dataset itself.
+    ground_truth : RetrievalGroundTruth, optional
+        For retrieval datasets.
+    official_split : (train_indices, test_indices), optional
+        When the dataset defines one (e.g. CUB-200).
+    root : Path, optional
+        Where the files are.
+    info : dict
+        Anything worth recording (image size, variant, selection rules...).
+    """
+
+    name: str
+    task: str
+    sample_ids: np.ndarray
+    labels: np.ndarray | None = None
+    class_names: list[str] = field(default_factory=list)
+    images: Sequence[Any] | None = None
+    bags: Bags | None = None
+    ground_truth: RetrievalGroundTruth | None = None
+    official_split: tuple[np.ndarray, np.ndarray] | None = None
+    root: Path | None = None
+    info: dict[str, Any] = field(default_factory=dict)
+    _fingerprint: str | None = field(default=None, repr=False)
+
+    def __post_init__(self):
+        if self.task not in TASKS:
+            raise ValueError(f"dataset {self.name!r}: task must be one of {TASKS}, got {self.task!r}")
+        self.sample_ids = np.asarray([str(s) for s in self.sample_ids], dtype=object)
+        m = self.sample_ids.size
+        if self.labels is not None:
+            self.labels = np.asarray(self.labels)
+            if self.labels.shape[0] != m:
+                raise ValueError(f"dataset {self.name!r}: {self.labels.shape[0]} labels for {m} samples")
+        if self.images is not None and len(self.images) != m:
+            raise ValueError(f"dataset {self.name!r}: {len(self.images)} images for {m} samples")
+        if self.bags is not None and self.bags.n_samples != m:
+            raise ValueError(f"dataset {self.name!r}: bags hold {self.bags.n_samples} samples, expected {m}")
+        if self.task == "retrieval" and self.ground_truth is None:
+            raise ValueError(f"dataset {self.name!r}: a retrieval dataset needs ground_truth")
+
+    @property
+    def n_samples(self) -> int:
+        return int(self.sample_ids.size)
+
+    def load_image(self, i: int) -> np.ndarray:
+        """Sample ``i`` as an image array: ``(H, W)`` grayscale or ``(H, W, 3)`` RGB, as stored."""
+        if self.images is None:
+            raise TypeError(f"dataset {self.name!r} has no images (it ships local descriptors: "
+                            f"use descriptor=native)")
+        item = self.images[i]
+        if isinstance(item, np.ndarray):
+            return item
+        path = Path(item)
+        try:
+            import cv2
+        except ImportError as exc:  # pragma: no cover - cv2 is a core dependency
+            raise ImportError("reading image files needs OpenCV: pip install opencv-python-headless") from exc
+        image = cv2.imread(str(path), cv2.IMREAD_UNCHANGED)
+        if image is None:
+            raise OSError(f"dataset {self.name!r}: cannot read image {path} (sample {self.sample_ids[i]!r})")
+        if image.ndim == 3:
+            image = cv2.cvtColor(image, cv2.COLOR_BGR2RGB if image.shape[2] == 3 else cv2.COLOR_BGRA2RGB)
+        return image
+
+    def fingerprint(self) -> str:
+        """sha256 identifying the dataset content: ids, labels, ground truth and file sizes or pixels."""
+        if self._fingerprint is None:
+            h = hashlib.sha256()
+            h.update(f"{self.name}\0{self.task}\0".encode())
+            h.update("\0".join(self.sample_ids).encode())
+            if self.labels is not None:
+                h.update(np.ascontiguousarray(self.labels).tobytes())
+            if self.ground_truth is not None:
+                gt = self.ground_truth
+                h.update(gt.queries.tobytes())
+                for p, j in zip(gt.positives, gt.junk):
+                    h.update(p.tobytes() + b"|" + j.tobytes() + b";")
+            if self.images is not None:
+                for item in self.images:
+                    if isinstance(item, np.ndarray):
+                        h.update(np.ascontiguousarray(item).tobytes())
+                    else:
+                        h.update(str(os.path.getsize(item)).encode() + b";")
+            if self.bags is not None:
+                h.update(self.bags.fingerprint().encode())
+            self._fingerprint = h.hexdigest()
+        return self._fingerprint
+
+    def summary(self) -> dict[str, Any]:
+        """What the run record stores about the dataset."""
+        out = {"name": self.name, "task": self.task, "n_samples": self.n_samples,
+               "fingerprint": self.fingerprint()}
+        if self.labels is not None:
+            out["n_classes"] = int(len(self.class_names) or np.unique(self.labels).size)
+        if self.ground_truth is not None:
+            out["n_queries"] = int(self.ground_truth.queries.size)
+        if self.info:
+            out["info"] = self.info
+        return out

@@ -1,0 +1,64 @@
+"""What a plugin declares: :class:`PluginSpec`."""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+KINDS = ("aggregator", "descriptor", "dataset", "evaluator")
+
+
+def default_params(factory: Callable) -> dict[str, Any]:
+    """The keyword defaults of ``factory``'s signature (a class's ``__init__``).
+
+    Parameters without a default are left out; ``*args``/``**kwargs`` are ignored.
+    """
+    try:
+        sig = inspect.signature(factory)
+    except (TypeError, ValueError):
+        return {}
+    out = {}
+    for p in sig.parameters.values():
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or p.default is p.empty:
+            continue
+        out[p.name] = p.default
+    return out
+
+
+@dataclass
+class PluginSpec:
+    """One plugin: its name, the factory that builds it, a one-line description and its defaults.
+
+    Parameters
+    ----------
+    name : str
+        The name users type (``aggregator=<name>``). Lower-case, no spaces.
+    factory : callable
+        A class or function; called with the plugin's config as keyword arguments.
+    description : str
+        One line shown by ``lfabench plugins``.
+    defaults : dict, optional
+        The default config. When omitted, the keyword defaults of ``factory``.
+    kind : str
+        Filled in by the registry from the hook that returned the spec.
+    """
+
+    name: str
+    factory: Callable
+    description: str
+    defaults: dict[str, Any] | None = None
+    kind: str = ""
+    # Filled in by the registry: where the plugin comes from.
+    distribution: str = field(default="", compare=False)
+    version: str = field(default="", compare=False)
+    module: str = field(default="", compare=False)
+
+    def __post_init__(self):
+        if not self.name or not isinstance(self.name, str) or any(c.isspace() for c in self.name):
+            raise ValueError(f"plugin name must be a non-empty string without spaces, got {self.name!r}")
+        if not callable(self.factory):
+            raise TypeError(f"plugin {self.name!r}: factory must be callable, got {self.factory!r}")
+        if self.defaults is None:
+            self.defaults = default_params(self.factory)
+        self.description = " ".join(str(self.description).split())

@@ -1,0 +1,44 @@
+"""Seeded, stratified train/test splits shared by every method (so results are paired)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def stratified_split(labels, test_fraction: float = 0.2, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Split sample indices per class: ``round(test_fraction * n_c)`` of each class go to test.
+
+    The draw depends only on ``labels``, ``test_fraction`` and ``seed`` (never on
+    the method), so every aggregator sees the same split for a given seed.
+    Each class keeps at least one training sample. Returns sorted
+    ``(train_indices, test_indices)`` as int64 arrays.
+    """
+    labels = np.asarray(labels)
+    if not 0.0 < test_fraction < 1.0:
+        raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction}")
+    rng = np.random.default_rng(seed)
+    train, test = [], []
+    for cls in np.unique(labels):
+        members = np.flatnonzero(labels == cls)
+        members = members[rng.permutation(members.size)]
+        n_test = min(int(round(test_fraction * members.size)), members.size - 1)
+        test.append(members[:n_test])
+        train.append(members[n_test:])
+    return np.sort(np.concatenate(train)).astype(np.int64), np.sort(np.concatenate(test)).astype(np.int64)
+
+
+def labelled_subset(labels, fraction: float, seed: int = 0) -> np.ndarray:
+    """Boolean mask keeping ``ceil(fraction * n_c)`` (at least 1) samples of each class labelled.
+
+    Used by semi-supervised protocols: the rest are given label ``-1``.
+    """
+    labels = np.asarray(labels)
+    if not 0.0 < fraction <= 1.0:
+        raise ValueError(f"labelled fraction must be in (0, 1], got {fraction}")
+    rng = np.random.default_rng([seed, 7919])
+    mask = np.zeros(labels.shape[0], dtype=bool)
+    for cls in np.unique(labels):
+        members = np.flatnonzero(labels == cls)
+        k = max(1, int(np.ceil(fraction * members.size)))
+        mask[rng.choice(members, size=k, replace=False)] = True
+    return mask
