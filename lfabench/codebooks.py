@@ -38,7 +38,8 @@ def kmeans_codebook(X: np.ndarray, n_clusters: int, max_training_descriptors: in
         raise ValueError(f"k-means needs at least n_clusters={n_clusters} training descriptors, "
                          f"got {sample.shape[0]}")
     km = faiss.Kmeans(sample.shape[1], n_clusters, niter=int(n_iter), seed=seed_of(random_state),
-                      max_points_per_centroid=max(256, sample.shape[0] // n_clusters + 1), verbose=False)
+                      max_points_per_centroid=max(256, sample.shape[0] // n_clusters + 1),
+                      min_points_per_centroid=1, verbose=False)
     km.train(sample)
     return np.ascontiguousarray(km.centroids, dtype=np.float32)
 

@@ -45,6 +45,15 @@ class Evaluator:
         """The protocol's split for this seed (identical for every method)."""
         raise NotImplementedError
 
+    def prepare_bags(self, bags, dataset: Dataset, split: Split):
+        """The bags to aggregate for scoring (default: unchanged).
+
+        A protocol that scores some samples on part of their descriptors (e.g.
+        Oxford queries restricted to their bounding box) returns modified bags here;
+        the runner calls it between ``fit`` and ``transform``.
+        """
+        return bags
+
     def evaluate(self, features: np.ndarray, dataset: Dataset, split: Split) -> dict[str, float]:
         """Score ``features`` (``(m, D)``, one row per dataset sample); returns ``{metric: value}``."""
         raise NotImplementedError

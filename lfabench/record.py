@@ -13,7 +13,8 @@ Schema (``schema_version`` 1)::
       "seed": int,
       "metrics": {name: float},
       "timings_s": {"descriptors", "fit", "transform", "evaluate", "total"},
-      "peak_rss_mb": float,         # peak resident memory of the process so far
+      "peak_rss_mb": float,         # peak resident memory of the process (ru_maxrss, MiB)
+      "peak_rss_mb_by_stage": {stage: float},  # peak RSS sampled every 20 ms during each stage
       "dataset": {"name", "task", "n_samples", "fingerprint", ...},
       "split": {...},               # protocol's split information
       "started_at", "finished_at": ISO-8601 UTC,
@@ -33,6 +34,7 @@ import resource
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import traceback
 from contextlib import contextmanager
@@ -87,6 +89,37 @@ def peak_rss_mb() -> float:
     return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
 
 
+def current_rss_mb() -> float | None:
+    """Resident memory of this process now, in MiB (Linux ``/proc``; None elsewhere)."""
+    try:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / (1024 * 1024)
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+class _RssSampler(threading.Thread):
+    """Samples the resident memory every ``interval`` seconds while a stage runs (peak per stage)."""
+
+    def __init__(self, interval: float = 0.02):
+        super().__init__(daemon=True)
+        self.interval = interval
+        self.peak = current_rss_mb() or 0.0
+        self._stop_event = threading.Event()
+
+    def run(self) -> None:
+        while not self._stop_event.wait(self.interval):
+            rss = current_rss_mb()
+            if rss is not None and rss > self.peak:
+                self.peak = rss
+
+    def stop(self) -> float:
+        self._stop_event.set()
+        self.join()
+        rss = current_rss_mb()
+        return max(self.peak, rss or 0.0)
+
+
 def git_revision() -> str | None:
     """The git commit of the lfabench source tree (``+dirty`` when modified), or None outside a checkout."""
     here = Path(__file__).resolve().parent
@@ -129,6 +162,7 @@ class RunRecorder:
         self.data: dict[str, Any] = {
             "schema_version": SCHEMA_VERSION, "status": "running", "error": None, "plugins": {},
             "config": config, "seed": seed, "metrics": {}, "timings_s": {}, "peak_rss_mb": None,
+            "peak_rss_mb_by_stage": {},
             "dataset": None, "split": None, "started_at": now_iso(), "finished_at": None,
             "lfabench_version": __version__, "git_revision": git_revision(),
             "host": {"python": platform.python_version(), "platform": platform.platform(),
@@ -145,13 +179,17 @@ class RunRecorder:
 
     @contextmanager
     def stage(self, name: str):
-        """Time a stage; its wall time goes to ``timings_s[name]`` even when it raises."""
+        """Time a stage and sample its peak memory; recorded in ``timings_s`` / ``peak_rss_mb_by_stage``
+        even when it raises."""
         self.current_stage = name
+        sampler = _RssSampler()
+        sampler.start()
         t = time.perf_counter()
         try:
             yield
         finally:
             self.data["timings_s"][name] = round(time.perf_counter() - t, 6)
+            self.data["peak_rss_mb_by_stage"][name] = round(sampler.stop(), 1)
 
     def _close(self, status: str) -> None:
         self.data["status"] = status

@@ -60,7 +60,7 @@ def run_benchmark(cfg: dict[str, Any], run_dir: Path | str, setting: dict[str, A
         with rec.stage("fit"):
             aggregator.fit(bags.subset(split.fit_indices), split.fit_labels)
         with rec.stage("transform"):
-            features = aggregator.transform(bags)
+            features = aggregator.transform(evaluator.prepare_bags(bags, dataset, split))
             rec.data["output_dim"] = int(features.shape[1])
         with rec.stage("evaluate"):
             metrics = evaluator.evaluate(features, dataset, split)
