@@ -17,6 +17,7 @@ from .plugin import KINDS
 from .registry import config_search_paths, get_registry, unknown_message
 
 CONFIG_PACKAGE = "lfabench_conf"
+PRIMARY_CONFIG = "lfabench"
 
 
 def _primitive(value) -> bool:
@@ -48,6 +49,19 @@ def register_plugin_configs() -> None:
                 params[key] = list(value) if isinstance(value, tuple) else value
         cs.store(group=spec.kind, name=spec.name, node={"name": spec.name, "params": params},
                  provider=spec.distribution)
+
+
+def register_primary_config() -> None:
+    """The primary config: lfabench's ``config.yaml`` plus the plugin packages' config folders.
+
+    Hydra reads ``hydra.searchpath`` from the primary config only, so the
+    ``lfabench.conf`` entry points are turned into a stored primary node that
+    includes ``config.yaml`` (command-line overrides stay exactly as Hydra's).
+    """
+    from hydra.core.config_store import ConfigStore
+
+    node = {"defaults": ["config", "_self_"], "hydra": {"searchpath": config_search_paths()}}
+    ConfigStore.instance().store(name=PRIMARY_CONFIG, node=node)
 
 
 def yaml_options(group: str) -> set[str]:
@@ -96,9 +110,7 @@ def main(argv: list[str]) -> None:
 
     check_group_overrides(argv)
     register_plugin_configs()
-    extra = config_search_paths()
-    if extra and not any(a.startswith("hydra.searchpath") for a in argv):
-        argv = argv + [f"hydra.searchpath=[{','.join(extra)}]"]
+    register_primary_config()
 
     def task(cfg) -> None:
         logging.getLogger("faiss.loader").setLevel(logging.WARNING)
@@ -115,4 +127,4 @@ def main(argv: list[str]) -> None:
         print(format_summary(record), flush=True)
 
     sys.argv = ["lfabench"] + list(argv)
-    hydra.main(config_path=f"pkg://{CONFIG_PACKAGE}", config_name="config", version_base="1.3")(task)()
+    hydra.main(config_path=f"pkg://{CONFIG_PACKAGE}", config_name=PRIMARY_CONFIG, version_base="1.3")(task)()

@@ -1,0 +1,38 @@
+"""Shared fixtures: the real data in ../shared/data (skipped with a reason when absent), CLI runner."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def shared_data_dir() -> Path | None:
+    """``../shared/data`` beside the repository (or ``$LFABENCH_SHARED_DATA``), or None."""
+    for cand in (os.environ.get("LFABENCH_SHARED_DATA"), REPO.parent / "shared" / "data", Path("/work/shared/data")):
+        if cand and Path(cand).is_dir():
+            return Path(cand)
+    return None
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    path = shared_data_dir()
+    if path is None:
+        pytest.skip("needs the real data in ../shared/data (absent here; set LFABENCH_SHARED_DATA)")
+    return path
+
+
+def run_cli(args: list[str], cwd: Path, env: dict | None = None, check: bool = True) -> subprocess.CompletedProcess:
+    """Run ``lfabench ARGS`` in a subprocess (the installed console entry point's module)."""
+    full_env = dict(os.environ, HYDRA_FULL_ERROR="1", **(env or {}))
+    proc = subprocess.run([sys.executable, "-m", "lfabench.cli", *args], cwd=cwd, env=full_env,
+                          capture_output=True, text=True, timeout=600)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"lfabench {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+    return proc
