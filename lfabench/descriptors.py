@@ -97,6 +97,10 @@ class Descriptor:
     selection_rule: str = "all descriptors are kept (no per-image cap)"
     #: Images per cached/parallel chunk.
     chunk_size: int = 64
+    #: False for extractors that read something else than the dataset's images (``precomputed``).
+    needs_images: bool = True
+    #: False when caching would only copy files that are already arrays on disk.
+    cacheable: bool = True
 
     def params(self) -> dict:
         return {k: v for k, v in vars(self).items() if not k.startswith("_")}
@@ -104,6 +108,10 @@ class Descriptor:
     def extract(self, image: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Local descriptors of one image: ``(descriptors (n, d), keypoints (n, k))``."""
         raise NotImplementedError
+
+    def extract_sample(self, dataset: Dataset, i: int) -> tuple[np.ndarray, np.ndarray]:
+        """Local descriptors of sample ``i`` of ``dataset`` (default: :meth:`extract` of its image)."""
+        return self.extract(dataset.load_image(i))
 
     # ------------------------------------------------------------------ record
     def record_info(self) -> dict[str, Any]:
@@ -122,7 +130,7 @@ class Descriptor:
     def _extract_checked(self, dataset: Dataset, i: int) -> tuple[np.ndarray, np.ndarray]:
         sid = dataset.sample_ids[i]
         try:
-            D, K = self.extract(dataset.load_image(i))
+            D, K = self.extract_sample(dataset, i)
         except Exception as exc:
             if hasattr(exc, "add_note"):  # Python >= 3.11: name the sample in the traceback
                 exc.add_note(f"while {type(self).__name__} extracted sample {i} ({sid!r}) of {dataset.name!r}")
@@ -154,7 +162,7 @@ class Descriptor:
         cache : ``None`` (default: the array cache unless ``$LFABENCH_DESCRIPTOR_CACHE=0``),
             ``False`` (no cache), ``True``, a folder, or an :class:`ArrayCache`.
         """
-        if dataset.images is None:
+        if self.needs_images and dataset.images is None:
             raise TypeError(f"descriptor {type(self).__name__} needs images, but dataset {dataset.name!r} ships "
                             f"its own local descriptors: use descriptor=native")
         t0 = time.perf_counter()
@@ -162,7 +170,7 @@ class Descriptor:
         if m == 0:
             raise ValueError(f"dataset {dataset.name!r} has no samples to describe")
         n_jobs = default_n_jobs() if n_jobs is None else max(1, int(n_jobs))
-        store = self._store(cache)
+        store = self._store(cache) if self.cacheable else None
         chunks = [(s, min(s + self.chunk_size, m)) for s in range(0, m, self.chunk_size)]
         info: dict[str, Any] = {"n_samples": m, "n_chunks": len(chunks), "chunk_size": self.chunk_size}
         if store is None:

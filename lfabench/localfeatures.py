@@ -101,3 +101,28 @@ def grid_positions(height: int, width: int, step: int, margin: float) -> tuple[n
     xs = np.arange(m, width - m, step)
     yy, xx = np.meshgrid(ys, xs, indexing="ij")
     return xx.ravel().astype(np.float32), yy.ravel().astype(np.float32)
+
+
+def daisy_grid(gray: np.ndarray, step: int, radius: int, rings: int = 3, histograms: int = 8,
+               orientations: int = 8) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """scikit-image DAISY (Tola, Lepetit & Fua, TPAMI 2010) on a regular grid.
+
+    ``gray``: ``(H, W)`` image (uint8 is scaled to [0, 1]). Returns ``(D, x, y)``: descriptors
+    ``(n, (rings * histograms + 1) * orientations)`` float32 (200-D with the defaults), L1-normalised
+    per histogram (scikit-image's ``normalization="l1"``), and the centres in raster order;
+    centre ``(i, j)`` of the grid is ``(radius + j * step, radius + i * step)``. Images smaller than
+    ``2 * radius + 1`` give no descriptor.
+    """
+    from skimage.feature import daisy
+
+    img = np.asarray(gray)
+    img = img.astype(np.float64) / 255.0 if img.dtype == np.uint8 else img.astype(np.float64)
+    dim = (rings * histograms + 1) * orientations
+    if min(img.shape) < 2 * radius + 1:
+        return np.empty((0, dim), np.float32), np.empty(0, np.float32), np.empty(0, np.float32)
+    D = daisy(img, step=int(step), radius=int(radius), rings=int(rings), histograms=int(histograms),
+              orientations=int(orientations))
+    rows, cols = D.shape[:2]
+    yy, xx = np.meshgrid(radius + np.arange(rows) * step, radius + np.arange(cols) * step, indexing="ij")
+    return (np.ascontiguousarray(D.reshape(rows * cols, dim), dtype=np.float32), xx.ravel().astype(np.float32),
+            yy.ravel().astype(np.float32))
