@@ -13,6 +13,8 @@ commands:
   run [OVERRIDES...]        run a benchmark (Hydra overrides: aggregator=bow seed=1, -m for sweeps, --cfg job)
   plugins                   list every plugin with kind, version and the distribution it comes from
   leaderboard [RUN_DIRS...] build Markdown and CSV leaderboards from run records
+  data fetch|add|verify|list  get, register and check datasets (data root: $LFABENCH_DATA)
+  cache list|clear          show or delete cached descriptors and other arrays
 
 `lfabench <command> --help` for details.
 """
@@ -67,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="leaderboards", help="output folder (default: ./leaderboards)")
     p.add_argument("--name", default="leaderboard", help="file stem of the outputs (default: leaderboard)")
     p.set_defaults(func=_cmd_leaderboard)
+    from . import cli_cache, cli_data; cli_data.add_parser(sub); cli_cache.add_parser(sub)  # noqa: E702
     return parser
 
 

@@ -52,6 +52,8 @@ def run_benchmark(cfg: dict[str, Any], run_dir: Path | str, setting: dict[str, A
             bags = descriptor.describe(dataset)
             rec.data["descriptors"] = {"n_descriptors": bags.n_descriptors, "dim": bags.dim,
                                        "empty_samples": int(bags.empty_samples().size)}
+            if callable(getattr(descriptor, "record_info", None)):  # cap rule, cache hit/miss (additive)
+                rec.data["descriptors"].update(descriptor.record_info())
         with rec.stage("split"):
             evaluator = specs["evaluator"].factory(**_params(cfg, "evaluator"))
             split = evaluator.split(dataset, seed)

@@ -1,0 +1,128 @@
+"""Small shared helpers for descriptor plugins: grey conversion, deterministic caps, RootSIFT, grids.
+
+Every capped descriptor plugin selects its keypoints with one of two documented,
+deterministic rules, so results are reproducible across machines and recorded in
+each run:
+
+* :func:`select_strongest` (detector keypoints): sort by detector response,
+  strongest first; ties broken by ``y`` then ``x`` (smaller first), then by the
+  optional extra keys; keep the first ``cap``.
+* :func:`select_spread` (dense grids): ``cap`` grid positions evenly spaced in
+  raster order (``round(linspace(0, n - 1, cap))``), so the kept points cover
+  the whole image instead of its first rows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+STRONGEST_RULE = ("strongest detector response first; ties broken by smaller y, then smaller x, then larger "
+                  "scale, then smaller orientation; the first max_keypoints are kept")
+SPREAD_RULE = ("grid positions in raster order (row by row); when more than max_keypoints, the positions "
+               "round(linspace(0, n-1, max_keypoints)) are kept (evenly spread over the image)")
+
+
+def to_gray_uint8(image: np.ndarray) -> np.ndarray:
+    """``(H, W)`` uint8 grey image from a grey or RGB(A) array.
+
+    uint8 is kept; uint16 is divided by 257; float images with values in [0, 1]
+    are scaled by 255, other floats are clipped to [0, 255]. Colour becomes grey
+    with the ITU-R 601 weights (as OpenCV's ``COLOR_RGB2GRAY``).
+    """
+    img = np.asarray(image)
+    if img.ndim == 3:
+        if img.shape[2] == 4:
+            img = img[..., :3]
+        if img.shape[2] == 1:
+            img = img[..., 0]
+        else:
+            img = img[..., 0] * 0.299 + img[..., 1] * 0.587 + img[..., 2] * 0.114
+            if np.asarray(image).dtype == np.uint8:
+                return np.clip(np.rint(img), 0, 255).astype(np.uint8)
+    if img.ndim != 2:
+        raise ValueError(f"expected a (H, W) or (H, W, 3) image, got shape {np.asarray(image).shape}")
+    if img.dtype == np.uint8:
+        return np.ascontiguousarray(img)
+    if img.dtype == np.uint16:
+        return (img // 257).astype(np.uint8)
+    img = img.astype(np.float64)
+    if img.size and img.max() <= 1.0 and img.min() >= 0.0:
+        img = img * 255.0
+    return np.clip(np.rint(img), 0, 255).astype(np.uint8)
+
+
+def select_strongest(response, x, y, cap: int | None, *tiebreak) -> np.ndarray:
+    """Indices of the ``cap`` strongest keypoints (all when ``cap`` is None or 0), in selection order.
+
+    Sort keys, most significant first: ``-response``, ``y``, ``x``, then ``tiebreak``
+    arrays in the given order (ascending; pass ``-scale`` for "larger scale first").
+    """
+    keys = [np.asarray(k, dtype=np.float64) for k in reversed(tiebreak)]
+    order = np.lexsort(keys + [np.asarray(x, np.float64), np.asarray(y, np.float64),
+                               -np.asarray(response, np.float64)])
+    return order if not cap else order[: int(cap)]
+
+
+def select_spread(n: int, cap: int | None) -> np.ndarray:
+    """``cap`` indices evenly spread over ``0..n-1`` (all when ``n <= cap`` or ``cap`` is None/0)."""
+    if not cap or n <= cap:
+        return np.arange(n)
+    return np.unique(np.rint(np.linspace(0, n - 1, int(cap))).astype(np.int64))
+
+
+def root_sift(descriptors: np.ndarray, eps: float = 1e-12) -> np.ndarray:
+    """RootSIFT (Arandjelovic & Zisserman, CVPR 2012): L1-normalise each row, then element-wise sqrt.
+
+    Euclidean distance between RootSIFT vectors is the Hellinger kernel distance of the
+    original SIFT histograms. Rows of zeros stay zero. Shape ``(n, d)`` -> ``(n, d)``.
+    """
+    D = np.asarray(descriptors, dtype=np.float32)
+    l1 = np.abs(D).sum(axis=1, keepdims=True)
+    return np.sqrt(np.abs(D) / np.maximum(l1, eps)).astype(np.float32)
+
+
+def cv_keypoints_array(keypoints) -> np.ndarray:
+    """``(n, 4)`` float32 ``x, y, scale, orientation`` from OpenCV keypoints.
+
+    ``scale`` is half OpenCV's ``size`` (for SIFT: the Gaussian sigma of the detection
+    level in image pixels); ``orientation`` is OpenCV's ``angle`` in radians (image
+    axes, y pointing down; 0 for upright keypoints).
+    """
+    if not len(keypoints):
+        return np.empty((0, 4), np.float32)
+    return np.array([(k.pt[0], k.pt[1], k.size / 2.0, np.deg2rad(k.angle) if k.angle >= 0 else 0.0)
+                     for k in keypoints], dtype=np.float32)
+
+
+def grid_positions(height: int, width: int, step: int, margin: float) -> tuple[np.ndarray, np.ndarray]:
+    """Raster-order ``(x, y)`` of a regular grid with spacing ``step`` keeping ``margin`` pixels from the border."""
+    m = int(np.ceil(margin))
+    ys = np.arange(m, height - m, step)
+    xs = np.arange(m, width - m, step)
+    yy, xx = np.meshgrid(ys, xs, indexing="ij")
+    return xx.ravel().astype(np.float32), yy.ravel().astype(np.float32)
+
+
+def daisy_grid(gray: np.ndarray, step: int, radius: int, rings: int = 3, histograms: int = 8,
+               orientations: int = 8) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """scikit-image DAISY (Tola, Lepetit & Fua, TPAMI 2010) on a regular grid.
+
+    ``gray``: ``(H, W)`` image (uint8 is scaled to [0, 1]). Returns ``(D, x, y)``: descriptors
+    ``(n, (rings * histograms + 1) * orientations)`` float32 (200-D with the defaults), L1-normalised
+    per histogram (scikit-image's ``normalization="l1"``), and the centres in raster order;
+    centre ``(i, j)`` of the grid is ``(radius + j * step, radius + i * step)``. Images smaller than
+    ``2 * radius + 1`` give no descriptor.
+    """
+    from skimage.feature import daisy
+
+    img = np.asarray(gray)
+    img = img.astype(np.float64) / 255.0 if img.dtype == np.uint8 else img.astype(np.float64)
+    dim = (rings * histograms + 1) * orientations
+    if min(img.shape) < 2 * radius + 1:
+        return np.empty((0, dim), np.float32), np.empty(0, np.float32), np.empty(0, np.float32)
+    D = daisy(img, step=int(step), radius=int(radius), rings=int(rings), histograms=int(histograms),
+              orientations=int(orientations))
+    rows, cols = D.shape[:2]
+    yy, xx = np.meshgrid(radius + np.arange(rows) * step, radius + np.arange(cols) * step, indexing="ij")
+    return (np.ascontiguousarray(D.reshape(rows * cols, dim), dtype=np.float32), xx.ravel().astype(np.float32),
+            yy.ravel().astype(np.float32))
