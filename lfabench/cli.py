@@ -59,6 +59,9 @@ def _cmd_leaderboard(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from . import cli_cache, cli_data
+
+    command_modules = (cli_data, cli_cache)  # subcommands that live in their own module
     parser = argparse.ArgumentParser(prog="lfabench", usage=USAGE)
     sub = parser.add_subparsers(dest="command")
     p = sub.add_parser("plugins", help="list plugins")
@@ -69,7 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="leaderboards", help="output folder (default: ./leaderboards)")
     p.add_argument("--name", default="leaderboard", help="file stem of the outputs (default: leaderboard)")
     p.set_defaults(func=_cmd_leaderboard)
-    from . import cli_cache, cli_data; cli_data.add_parser(sub); cli_cache.add_parser(sub)  # noqa: E702
+    for command in command_modules:
+        command.add_parser(sub)
     return parser
 
 
