@@ -67,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="leaderboards", help="output folder (default: ./leaderboards)")
     p.add_argument("--name", default="leaderboard", help="file stem of the outputs (default: leaderboard)")
     p.set_defaults(func=_cmd_leaderboard)
+    __import__("lfabench.cli_compare").cli_compare.add_parser(sub)
     return parser
 
 
