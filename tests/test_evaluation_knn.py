@@ -166,3 +166,21 @@ def test_bad_input_is_named():
         knn_predict(X, y, np.zeros((2, 3)))
     with pytest.raises(ValueError, match="test_X row 1 is not finite"):
         knn_predict(X, y, np.array([[0.0, 0.0], [np.nan, 1.0]]))
+
+
+@pytest.mark.parametrize("metric,p", [("euclidean", None), ("cosine", None), ("minkowski", 1.0),
+                                      ("minkowski", 3.0), ("minkowski", np.inf), ("mahalanobis", None)])
+def test_rank_database_is_a_stable_full_ranking(metric, p):
+    from lfabench.evaluation import rank_database
+
+    rng = np.random.default_rng(5)
+    db = rng.integers(1, 4, size=(150, 3)).astype(np.float64)     # many exact ties (duplicates, equal distances)
+    queries = rng.integers(1, 4, size=(20, 3)).astype(np.float64)
+    order = rank_database(db, queries, metric, p)
+    VI = fit_whitening(db).precision_matrix() if metric == "mahalanobis" else None
+    D = _distances(queries, db, metric, p, VI)
+    assert sorted(order[0].tolist()) == list(range(150))
+    if metric in ("cosine", "mahalanobis"):   # float rounding can split exact ties: compare the distances
+        np.testing.assert_allclose(np.take_along_axis(D, order, axis=1), np.sort(D, axis=1), atol=1e-6)
+    else:                                      # exact in float32: (distance, index) order
+        np.testing.assert_array_equal(order, np.argsort(np.round(D, 9), axis=1, kind="stable"))

@@ -39,13 +39,14 @@ __all__ = ["METRICS", "MetricSpace", "fit_metric_space", "knn_search", "rank_dat
 METRICS = ("euclidean", "cosine", "mahalanobis", "minkowski")
 
 
-def _as_float_matrix(X, name: str) -> np.ndarray:
+def _as_float_matrix(X, name: str, dtype=None) -> np.ndarray:
+    """``X`` as a checked 2-D float array: float64 stays float64, the rest becomes float32 (or ``dtype``)."""
     X = np.asarray(X)
     if X.ndim != 2:
         raise ValueError(f"{name} must be a 2-D (n, D) array, got shape {X.shape}")
     if X.dtype.kind not in "biuf":
         raise TypeError(f"{name} must hold real numbers, got dtype {X.dtype}")
-    X = X.astype(np.float64, copy=False)
+    X = X.astype(dtype or (np.float64 if X.dtype == np.float64 else np.float32), copy=False)
     if not np.isfinite(X).all():
         row = int(np.flatnonzero(~np.isfinite(X).all(axis=1))[0])
         raise ValueError(f"{name} row {row} is not finite (NaN or inf)")
@@ -71,8 +72,22 @@ class MetricSpace:
     def larger_is_closer(self) -> bool:
         return self.metric == "cosine"
 
+    @property
+    def faiss_metric(self) -> int:
+        import faiss
+
+        if self.metric == "cosine":
+            return faiss.METRIC_INNER_PRODUCT
+        if self.metric == "minkowski":
+            return faiss.METRIC_Linf if np.isinf(self.p) else faiss.METRIC_Lp
+        return faiss.METRIC_L2
+
+    @property
+    def metric_arg(self) -> float:
+        return float(self.p) if self.metric == "minkowski" and not np.isinf(self.p) else 0.0
+
     def transform(self, X, name: str = "X") -> np.ndarray:
-        X = _as_float_matrix(X, name)
+        X = _as_float_matrix(X, name, np.float64 if self.metric == "mahalanobis" else None)
         if self.metric == "cosine":
             norms = np.linalg.norm(X, axis=1, keepdims=True)
             X = X / np.where(norms > 0, norms, 1.0)          # zero vectors stay zero, as scikit-learn's normalize
@@ -84,17 +99,8 @@ class MetricSpace:
         """A flat FAISS index holding ``base`` (already transformed, ``(n, D)`` float32)."""
         import faiss
 
-        dim = base.shape[1]
-        if self.metric == "cosine":
-            index = faiss.IndexFlatIP(dim)
-        elif self.metric == "minkowski":
-            if np.isinf(self.p):
-                index = faiss.IndexFlat(dim, faiss.METRIC_Linf)
-            else:
-                index = faiss.IndexFlat(dim, faiss.METRIC_Lp)
-                index.metric_arg = float(self.p)
-        else:
-            index = faiss.IndexFlatL2(dim)
+        index = faiss.IndexFlat(base.shape[1], self.faiss_metric)
+        index.metric_arg = self.metric_arg
         index.add(base)
         return index
 
@@ -159,14 +165,23 @@ def knn_search(index, queries: np.ndarray, k: int, larger_is_closer: bool = Fals
 
 
 def rank_database(database_X, query_X, metric: str = "euclidean", p: float | None = None,
-                  covariance: str = "auto") -> np.ndarray:
+                  covariance: str = "auto", chunk: int = 256) -> np.ndarray:
     """Full ranking of the database for each query: ``(t, n)`` int64 database row indices, best first.
 
-    The metric space is fitted on the database (``(n, D)``); ties are broken by
-    lower database index.
+    The metric space is fitted on the database (``(n, D)``). A full ranking needs
+    every distance, so FAISS computes the ``(chunk, n)`` distance blocks
+    (``faiss.pairwise_distances``, the flat indexes' kernels) and a stable sort
+    orders each row: ties go to the lower database index.
     """
+    import faiss
+
     space = fit_metric_space(database_X, metric, p, covariance)
     base = space.transform(database_X, "database_X")
-    index = space.index(base)
-    _, order = knn_search(index, space.transform(query_X, "query_X"), base.shape[0], space.larger_is_closer)
+    queries = space.transform(query_X, "query_X")
+    if queries.shape[1] != base.shape[1]:
+        raise ValueError(f"query_X has {queries.shape[1]} columns but database_X has {base.shape[1]}")
+    order = np.empty((queries.shape[0], base.shape[0]), dtype=np.int64)
+    for start in range(0, queries.shape[0], chunk):
+        D = faiss.pairwise_distances(queries[start:start + chunk], base, space.faiss_metric, space.metric_arg)
+        order[start:start + chunk] = np.argsort(-D if space.larger_is_closer else D, axis=1, kind="stable")
     return order
