@@ -3,17 +3,25 @@
 Protocol (``uniform`` weights, as ``KNeighborsClassifier(algorithm="brute")``):
 
 1. the ``k`` nearest training vectors of each test vector under ``metric``
-   (:mod:`lfabench.evaluation.search`); **distance ties** at the k-th place keep
-   the training vectors that come first in ``train_X`` (scikit-learn's ``ArgKmin``
-   keeps the first of equal distances);
+   (:mod:`lfabench.evaluation.search`, FAISS, float32 distances);
 2. a majority vote of their labels; **vote ties** (possible for even k, or k >= 3
-   with several classes) go to the **smallest class label** in sorted order
-   (scikit-learn's ``classes_[argmax(counts)]`` / ``scipy.stats.mode``), whatever
-   the neighbours' distances.
+   with several classes) go to the **smallest class label** in sorted order,
+   whatever the neighbours' distances: scikit-learn's rule
+   (``classes_[argmax(class counts)]`` in ``ArgKminClassMode``, ``scipy.stats.mode``
+   otherwise; both return the first maximum);
+3. **distance ties at the k-th place** (several training vectors equally far,
+   more than the places left): lfabench keeps the ones that come first in
+   ``train_X``. scikit-learn leaves this choice unspecified: it falls out of its
+   ``ArgKmin`` heap order (euclidean, minkowski; it also depends on chunking and
+   threads) or of ``np.argpartition`` (cosine, mahalanobis), and neither is the
+   lower index in general.
 
-For ``cosine`` and ``mahalanobis`` scikit-learn selects neighbours with
-``np.argpartition``, whose choice among vectors tied exactly at the k-th place is
-unspecified; lfabench applies the same lower-index rule there.
+So predictions equal scikit-learn's for every test vector whose vote does not
+hinge on choice 3 (checked on tie-rich data with duplicates, equal distances
+and even-k vote ties), and are deterministic where scikit-learn's are not.
+Exact ties are ties as computed: on discrete features (e.g. BoW histograms)
+distances equal in exact arithmetic may differ by rounding, in FAISS (float32)
+as in scikit-learn (float64), and are then ordered by that rounding.
 """
 
 from __future__ import annotations
@@ -76,7 +84,9 @@ def knn_accuracy(train_X, train_y, test_X, test_y, k: int = 1, metric: str = "eu
 
     Equal to ``KNeighborsClassifier(n_neighbors=k, algorithm="brute", metric=...,
     p=...).fit(train_X, train_y).score(test_X, test_y)`` (Mahalanobis: with
-    ``metric_params={"VI": C^{-1}}`` for the covariance chosen by ``covariance``).
+    ``metric_params={"VI": C^{-1}}`` for the covariance chosen by ``covariance``)
+    except where scikit-learn's own choice among equidistant k-th neighbours
+    decides a vote (module docstring, rule 3).
 
     >>> knn_accuracy([[0.], [1.], [10.]], [0, 0, 1], [[0.2], [9.]], [0, 1])
     1.0

@@ -16,14 +16,12 @@ Squared L2 and ``sum |x - y|^p`` (FAISS omits the root) rank exactly as the
 distances themselves; ``1 - cos`` ranks as the inner product of unit vectors.
 FAISS computes in float32.
 
-**Tie rule.** Among training vectors at equal distance (as FAISS computes it),
-the one with the lower index comes first. At the k-th place this decides which
-of several equidistant vectors are neighbours: the lower indices are kept. This
-is what scikit-learn's brute-force search does (its ``ArgKmin`` heap keeps the
-first of equal values, and its final order is by distance). FAISS's own heaps
-do not guarantee it for inner products, so :func:`knn_search` asks FAISS for
-more candidates until the tie group at the k-th place is complete and orders
-them by ``(distance, index)``.
+**Tie rule.** Among vectors at equal distance (as FAISS computes it), the one
+with the lower index comes first; at the k-th place this decides which of
+several equidistant vectors are neighbours. FAISS's heaps do not guarantee it
+(inner products keep higher indices), so :func:`knn_search` asks FAISS for more
+candidates until the tie group at the k-th place is complete and orders them by
+``(distance, index)``; :func:`rank_database` sorts whole distance rows stably.
 """
 
 from __future__ import annotations
