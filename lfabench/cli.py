@@ -13,6 +13,7 @@ commands:
   run [OVERRIDES...]        run a benchmark (Hydra overrides: aggregator=bow seed=1, -m for sweeps, --cfg job)
   plugins                   list every plugin with kind, version and the distribution it comes from
   leaderboard [RUN_DIRS...] build Markdown and CSV leaderboards from run records
+  compare [RUN_DIRS...]     mean ± std over seeds and paired exact Wilcoxon p-values against the best
   data fetch|add|verify|list  get, register and check datasets (data root: $LFABENCH_DATA)
   cache list|clear          show or delete cached descriptors and other arrays
 
@@ -59,10 +60,11 @@ def _cmd_leaderboard(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import cli_cache, cli_data
+    from . import cli_cache, cli_compare, cli_data
 
-    command_modules = (cli_data, cli_cache)  # subcommands that live in their own module
-    parser = argparse.ArgumentParser(prog="lfabench", usage=USAGE)
+    command_modules = (cli_compare, cli_data, cli_cache)  # subcommands that live in their own module
+    parser = argparse.ArgumentParser(prog="lfabench", description=USAGE,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command")
     p = sub.add_parser("plugins", help="list plugins")
     p.set_defaults(func=_cmd_plugins)

@@ -66,6 +66,7 @@ def run_benchmark(cfg: dict[str, Any], run_dir: Path | str, setting: dict[str, A
             rec.data["output_dim"] = int(features.shape[1])
         with rec.stage("evaluate"):
             metrics = evaluator.evaluate(features, dataset, split)
+            rec.data["split"].update(split.info)  # evaluators may add per-query results (e.g. AP)
     except BaseException as exc:
         rec.finish_failed(exc)
         raise

@@ -1,11 +1,27 @@
-"""``knn``: k-nearest-neighbour classification accuracy on a seeded, stratified train/test split (FAISS).
+"""``knn``: k-nearest-neighbour classification accuracy (percent) on a seeded, stratified train/test split.
 
-Protocol: for each seed, ``test_fraction`` (default 20%) of each class is held
-out (:func:`lfabench.splits.stratified_split`, identical for every method); the
-aggregator is fitted on the training samples only (with their labels); every
-test vector is classified by majority vote of its k nearest training vectors
-under squared Euclidean distance (a flat FAISS index). Ties in the vote go to
-the class whose nearest member ranks first.
+Protocol (the ProLFA paper's classification protocol; ``protocols.md``): for each
+seed, ``test_fraction`` (default 20%) of each class is held out by
+:func:`lfabench.splits.stratified_split` (the draw depends on the labels and the
+seed only, so every method is scored on the same split and results are paired);
+the aggregator is fitted on the training samples; every test vector is
+classified by :func:`lfabench.evaluation.knn_predict` (FAISS flat index, equal
+to scikit-learn's brute-force ``KNeighborsClassifier``):
+
+* ``k``: 1, 2, 3, 5 (any k >= 1);
+* ``metric``: ``euclidean``, ``cosine``, ``mahalanobis`` (covariance of the
+  training vectors by ``covariance``: ``auto`` = empirical when non-singular,
+  else Ledoit-Wolf shrinkage; ``ledoit_wolf``, ``oas``, ``pca`` (PCA-whitening),
+  ``empirical``; the estimator used, its shrinkage and rank are recorded under
+  the record's ``split.knn_metric``) or ``minkowski`` (exponent ``p``, recorded);
+* tie rules: a vote tie (even k) goes to the smallest class label; among
+  equidistant training vectors at the k-th place the lower index wins.
+
+Semi-supervised aggregators: ``labelled_fraction < 1`` keeps that fraction of
+each class of the training part labelled (:func:`lfabench.splits.labelled_subset`,
+seeded) and gives the others label ``-1``; unsupervised aggregators ignore the
+labels. Default 1.0: classification runs are fully supervised (ProLFA); pass
+``labelled_fraction=0.2`` for the paper's semi-supervised setting.
 """
 
 from __future__ import annotations
@@ -14,26 +30,11 @@ import numpy as np
 
 from lfabench import PluginSpec, hookimpl
 from lfabench.datasets import Dataset
+from lfabench.evaluation import fit_metric_space, knn_predict
+from lfabench.evaluation.search import METRICS
+from lfabench.evaluation.whitening import COVARIANCE_ESTIMATORS
 from lfabench.evaluators import Evaluator, Split
-from lfabench.splits import stratified_split
-
-
-def knn_predict_l2(train_X: np.ndarray, train_y: np.ndarray, test_X: np.ndarray, k: int = 1) -> np.ndarray:
-    """Labels of ``test_X`` (``(t, D)``) by k-NN vote among ``train_X`` (``(n, D)``), squared-L2 flat FAISS index."""
-    import faiss
-
-    index = faiss.IndexFlatL2(train_X.shape[1])
-    index.add(np.ascontiguousarray(train_X, dtype=np.float32))
-    _, nn = index.search(np.ascontiguousarray(test_X, dtype=np.float32), k)
-    votes = np.asarray(train_y)[nn]                                   # (t, k), nearest first
-    if k == 1:
-        return votes[:, 0]
-    pred = np.empty(votes.shape[0], dtype=votes.dtype)
-    for r, row in enumerate(votes):
-        values, first, counts = np.unique(row, return_index=True, return_counts=True)
-        best = counts == counts.max()
-        pred[r] = values[best][np.argmin(first[best])]
-    return pred
+from lfabench.splits import labelled_subset, stratified_split
 
 
 class KNN(Evaluator):
@@ -41,24 +42,52 @@ class KNN(Evaluator):
 
     task = "classification"
 
-    def __init__(self, k: int = 1, test_fraction: float = 0.2):
+    def __init__(self, k: int = 1, metric: str = "euclidean", p: float | None = None, covariance: str = "auto",
+                 test_fraction: float = 0.2, labelled_fraction: float = 1.0):
+        if int(k) < 1:
+            raise ValueError(f"knn: k must be >= 1, got {k}")
+        if metric not in METRICS:
+            raise ValueError(f"knn: metric must be one of {METRICS}, got {metric!r}")
+        if metric == "minkowski" and (p is None or not float(p) >= 1.0):
+            raise ValueError(f"knn: metric=minkowski needs the exponent p >= 1 (evaluator.params.p=3), got p={p}")
+        if covariance not in COVARIANCE_ESTIMATORS:
+            raise ValueError(f"knn: covariance must be one of {COVARIANCE_ESTIMATORS}, got {covariance!r}")
+        if not 0.0 < float(labelled_fraction) <= 1.0:
+            raise ValueError(f"knn: labelled_fraction must be in (0, 1], got {labelled_fraction}")
         self.k = int(k)
+        self.metric = metric
+        self.p = None if p is None else float(p)
+        self.covariance = covariance
         self.test_fraction = float(test_fraction)
+        self.labelled_fraction = float(labelled_fraction)
 
     def split(self, dataset: Dataset, seed: int) -> Split:
         self.check_dataset(dataset)
+        if dataset.labels is None:
+            raise ValueError(f"knn: dataset {dataset.name!r} has no labels")
         train, test = stratified_split(dataset.labels, self.test_fraction, seed)
-        return Split(fit_indices=train, fit_labels=dataset.labels[train], train_indices=train,
-                     test_indices=test, seed=seed,
-                     info={"n_train": int(train.size), "n_test": int(test.size), "test_fraction": self.test_fraction})
+        fit_labels = dataset.labels[train].copy()
+        info = {"n_train": int(train.size), "n_test": int(test.size), "test_fraction": self.test_fraction,
+                "k": self.k, "metric": self.metric}
+        if self.metric == "minkowski":
+            info["p"] = self.p
+        if self.labelled_fraction < 1.0:
+            labelled = labelled_subset(fit_labels, self.labelled_fraction, seed)
+            fit_labels = np.where(labelled, fit_labels, -1)
+            info.update(labelled_fraction=self.labelled_fraction, n_labelled=int(labelled.sum()))
+        return Split(fit_indices=train, fit_labels=fit_labels, train_indices=train, test_indices=test, seed=seed,
+                     info=info)
 
     def evaluate(self, features: np.ndarray, dataset: Dataset, split: Split) -> dict[str, float]:
         y = dataset.labels
-        pred = knn_predict_l2(features[split.train_indices], y[split.train_indices], features[split.test_indices],
-                              self.k)
+        train_X = features[split.train_indices]
+        space = fit_metric_space(train_X, self.metric, self.p, self.covariance)
+        pred = knn_predict(train_X, y[split.train_indices], features[split.test_indices], self.k, space=space)
+        split.info["knn_metric"] = space.info
         return {"accuracy": float(100.0 * np.mean(pred == y[split.test_indices]))}
 
 
 @hookimpl
 def lfabench_evaluators():
-    return [PluginSpec("knn", KNN, "k-NN classification accuracy on a seeded stratified 80/20 split (FAISS)")]
+    return [PluginSpec("knn", KNN, "k-NN classification accuracy on a seeded stratified 80/20 split (FAISS; "
+                                   "euclidean, cosine, mahalanobis, minkowski)")]
