@@ -12,7 +12,7 @@ USAGE = """usage: lfabench <command> [...]
 commands:
   run [OVERRIDES...]        run a benchmark (Hydra overrides: aggregator=bow seed=1, -m for sweeps, --cfg job)
   plugins                   list every plugin with kind, version and the distribution it comes from
-  leaderboard [RUN_DIRS...] build Markdown and CSV leaderboards from run records
+  leaderboard [RUN_DIRS...] build Markdown, CSV and HTML leaderboards and plots from run records
   compare [RUN_DIRS...]     mean ± std over seeds and paired exact Wilcoxon p-values against the best
   data fetch|add|verify|list  get, register and check datasets (data root: $LFABENCH_DATA)
   cache list|clear          show or delete cached descriptors and other arrays
@@ -55,7 +55,8 @@ def _cmd_leaderboard(args) -> int:
         print(f"lfabench leaderboard: {exc}", file=sys.stderr)
         return 2
     print(out["markdown"].read_text())
-    print(f"wrote {out['markdown']} and {out['csv']}")
+    written = [out["markdown"], out["csv"], out["html"], *out["plots"]]
+    print("wrote " + ", ".join(map(str, written)))
     return 0
 
 

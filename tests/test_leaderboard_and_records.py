@@ -36,6 +36,10 @@ def test_leaderboard_means_stds_and_settings(tmp_path):
     assert table.iloc[1]["aggregator"] == "bow[n_clusters=8]" and table.iloc[1]["std"] == 0.0
     md = out["markdown"].read_text()
     assert "83.00 ± 3.61" in md and "1 run record(s) not counted" in md and "RuntimeError: boom" in md
+    page = out["html"].read_text()
+    assert page.startswith("<!DOCTYPE html>") and "83.00 ± 3.61" in page and "bow[n_clusters=8]" in page
+    (plot,) = out["plots"]
+    assert plot.name == "leaderboard-digits-knn-accuracy.png" and plot.read_bytes()[:4] == b"\x89PNG"
 
 
 def test_failed_record_and_atomic_json(tmp_path):
