@@ -13,7 +13,8 @@ import numpy as np
 from lfabench import PluginSpec, hookimpl
 from lfabench.base import Aggregator
 from lfabench.bags import Bags
-from lfabench.codebooks import assign_nearest, kmeans_codebook
+from lfabench.codebooks import assign_nearest
+from lfabench.fitted_cache import cached_kmeans
 
 
 class BoW(Aggregator):
@@ -29,22 +30,26 @@ class BoW(Aggregator):
         (seeded by ``random_state``) from the fitted bags.
     kmeans_iter : int
         Lloyd iterations of the faiss k-means.
+    cache : bool or str
+        Cache the codebook keyed on its training sample, K, iterations and seed
+        (:mod:`lfabench.fitted_cache`): False = off, True = default cache root, str = folder.
     random_state : int or None
     """
 
     def __init__(self, n_clusters: int = 256, normalize: str = "l1", max_training_descriptors: int = 100_000,
-                 kmeans_iter: int = 20, random_state=None):
+                 kmeans_iter: int = 20, cache=False, random_state=None):
         self.n_clusters = n_clusters
         self.normalize = normalize
         self.max_training_descriptors = max_training_descriptors
         self.kmeans_iter = kmeans_iter
+        self.cache = cache
         self.random_state = random_state
 
     def _fit(self, bags: Bags, y):
         if self.normalize not in ("l1", "tfidf", "l2", "none"):
             raise ValueError(f"BoW: normalize must be 'l1', 'tfidf', 'l2' or 'none', got {self.normalize!r}")
-        self.codebook_ = kmeans_codebook(bags.descriptors, self.n_clusters, self.max_training_descriptors,
-                                         self.kmeans_iter, self.random_state)
+        self.codebook_ = cached_kmeans(bags.descriptors, self.n_clusters, self.max_training_descriptors,
+                                       self.kmeans_iter, self.random_state, self.cache)
         if self.normalize == "tfidf":
             counts = self._counts(bags)
             document_frequency = (counts > 0).sum(axis=0)
