@@ -55,6 +55,10 @@ class ProLFA(Aggregator):
         Re-weighting iterations in each Z-step and their tolerance.
     n_candidates : int
         Rows searched per prototype in each C-step (grown automatically when too few).
+    extrapolate : float
+        Largest multiple (>= 1) of the ADMM move that the exact line search of
+        each outer iteration may take (only while all weights stay >= 0); 1 is
+        the plain safeguard ``s in [0, 1]``.
     step : {"backtracking", "lipschitz"}
         C-step size: backtracking on the exact descent-lemma test (default) or
         the paper's fixed ``1 / L`` with the spectral bound.
@@ -83,7 +87,8 @@ class ProLFA(Aggregator):
     def __init__(self, n_prototypes: int = 256, lambda1: float = 1.0, lambda2: float = 1.0, mu: float = 1.0,
                  eps: float = 0.1, max_iter: int = 100, tol: float = 1e-4, max_iter_admm: int = 20,
                  admm_tol: float = 1e-4, max_iter_reweight: int = 5, reweight_tol: float = 1e-6,
-                 n_candidates: int = 16, step: str = "backtracking", normalize: str = "l2", random_state=None):
+                 n_candidates: int = 16, extrapolate: float = 8.0, step: str = "backtracking", normalize: str = "l2",
+                 random_state=None):
         self.n_prototypes = n_prototypes
         self.lambda1 = lambda1
         self.lambda2 = lambda2
@@ -96,6 +101,7 @@ class ProLFA(Aggregator):
         self.max_iter_reweight = max_iter_reweight
         self.reweight_tol = reweight_tol
         self.n_candidates = n_candidates
+        self.extrapolate = extrapolate
         self.step = step
         self.normalize = normalize
         self.random_state = random_state
@@ -107,6 +113,8 @@ class ProLFA(Aggregator):
         for p in ("lambda1", "lambda2"):
             if not float(getattr(self, p)) >= 0:
                 raise ValueError(f"{name}: {p} must be >= 0, got {getattr(self, p)}")
+        if not float(self.extrapolate) >= 1:
+            raise ValueError(f"{name}: extrapolate must be >= 1, got {self.extrapolate}")
         for p in ("mu", "eps", "tol"):
             if not float(getattr(self, p)) > 0:
                 raise ValueError(f"{name}: {p} must be > 0, got {getattr(self, p)}")
@@ -126,7 +134,8 @@ class ProLFA(Aggregator):
         res = fit_prolfa(pb, self.n_prototypes, mu=float(self.mu), eps=float(self.eps), max_iter=int(self.max_iter),
                          tol=float(self.tol), max_iter_admm=int(self.max_iter_admm), admm_tol=float(self.admm_tol),
                          max_iter_reweight=int(self.max_iter_reweight), reweight_tol=float(self.reweight_tol),
-                         n_candidates=int(self.n_candidates), step=self.step, random_state=self.random_state)
+                         n_candidates=int(self.n_candidates), step=self.step, random_state=self.random_state,
+                         extrapolate=float(self.extrapolate))
         self.selection_ = res.selection
         self.projection_ = res.projection
         self.prototypes_ = res.prototypes

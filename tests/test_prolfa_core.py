@@ -12,8 +12,8 @@ from lfabench.prolfa import Problem, exclusivity, fit_loss, gradient_factor, lip
 from lfabench.prolfa.cstep import c_step, top_candidates, working_set
 from lfabench.prolfa.problem import gradient_entries, quadratic_term
 from lfabench.prolfa.simplex import project_columns, project_segments, simplex_threshold_sorted
-from lfabench.prolfa.solver import line_search_weight, one_hot_start
-from lfabench.prolfa.sparsecols import from_csc, split_keys, to_csc
+from lfabench.prolfa.solver import line_search_entries, line_search_weight, max_feasible_step, one_hot_start
+from lfabench.prolfa.sparsecols import combine, from_csc, split_keys, to_csc
 from lfabench.prolfa.wstep import solve_w, sylvester_residual
 from lfabench.prolfa.zstep import reweighted_z_step
 
@@ -302,3 +302,41 @@ def test_sparse_keys_roundtrip():
     keys, vals = from_csc(M)
     np.testing.assert_allclose(to_csc(keys, vals, 30, 5).toarray(), M.toarray())
     assert np.all(np.diff(keys) > 0)
+
+
+def test_combine_equals_sparse_product_across_chunks():
+    rng = np.random.default_rng(27)
+    X = rng.normal(size=(50, 4)).astype(np.float32)
+    M = sp.random(50, 7, density=0.3, random_state=2, format="csc")
+    M[:, 3] = 0.0                                           # an empty column stays zero
+    keys, vals = from_csc(M)
+    rows, cols = split_keys(keys, 50)
+    ref = (M.T @ X.astype(np.float64)).T
+    for chunk in (1, 3, 1 << 15):                           # columns cut by chunk boundaries
+        np.testing.assert_allclose(combine(X, rows, cols, vals, 7, chunk=chunk), ref, atol=1e-12)
+
+
+def test_extrapolated_line_search_is_exact_and_feasible():
+    bags, Y, pb = small_problem(seed=28)
+    rng = np.random.default_rng(29)
+    N = bags.n_descriptors
+    C0 = random_simplex_columns(rng, N, 3)
+    C1 = random_simplex_columns(rng, N, 3)
+    W = rng.normal(size=(3, Y.shape[1]))
+    H = gradient_factor(pb, pb.prototypes(sp.csc_matrix(C0)), W)
+    D = C1 - C0
+    rows, cols = np.divmod(np.arange(N * 3), 3)
+    order = np.lexsort((rows, cols))
+    rows, cols = rows[order], cols[order]
+    c0, dv = C0[rows, cols], D[rows, cols]
+    s_max = max_feasible_step(c0, dv, 8.0)
+    assert 1.0 <= s_max <= 8.0
+    assert (C0 + s_max * D).min() >= -1e-12                 # feasible at the end of the segment
+    if s_max < 8.0:                                         # and the bound is tight
+        assert (C0 + (s_max * 1.01) * D).min() < 0
+    s = line_search_entries(pb, W, H, rows, cols, c0, dv, 3, s_max)
+    grid = np.linspace(0, s_max, 4001)
+    vals = [objective(pb, sp.csc_matrix(np.maximum(C0 + g * D, 0)), W) for g in grid]
+    assert objective(pb, sp.csc_matrix(np.maximum(C0 + s * D, 0)), W) <= min(vals) + 1e-9
+    # the sparse front end agrees with the entry form
+    assert line_search_weight(pb, W, H, sp.csc_matrix(C0), sp.csc_matrix(D), s_max) == pytest.approx(s)

@@ -36,11 +36,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
 from .problem import Problem, gradient_entries, quadratic_term
 from .simplex import project_columns, project_segments
-from .sparsecols import make_keys, split_keys
+from .sparsecols import combine, make_keys, split_keys
 
 __all__ = ["WorkingSet", "CStepResult", "working_set", "top_candidates", "c_step"]
 
@@ -162,7 +161,6 @@ def c_step(pb: Problem, W: np.ndarray, H: np.ndarray, ws: WorkingSet, base: np.n
     grad = gradient_entries(pb, H, ws.rows, ws.cols) + corr
     t = max(float(t_init), t_min) if backtracking else t_min
     n_trials = 0
-    indptr = np.concatenate([[0], np.cumsum(np.bincount(ws.cols, minlength=n_cols))])
     empty = np.empty(0, np.int64), np.empty(0)
     while True:
         n_trials += 1
@@ -180,15 +178,17 @@ def c_step(pb: Problem, W: np.ndarray, H: np.ndarray, ws: WorkingSet, base: np.n
                 extra_k, extra_v = extra_k[~inside], extra_v[~inside]
         if not backtracking or t <= t_min:
             break
-        D = sp.csc_matrix((proj - base, ws.rows, indptr), shape=(N, n_cols))
-        d2 = float(np.sum((proj - base) ** 2) + np.sum(extra_v ** 2))
+        dv = proj - base
+        d2 = float(dv @ dv + extra_v @ extra_v)
+        U = combine(pb.X, ws.rows, ws.cols, dv, n_cols)
         if extra_k.size:
             er, ec = split_keys(extra_k, N)
-            D = D + sp.csc_matrix((extra_v, (er, ec)), shape=(N, n_cols))
-        U = np.asarray((D.T @ pb.X).T, dtype=np.float64)
+            U += combine(pb.X, er, ec, extra_v, n_cols)
         q = quadratic_term(pb, U, W) + curvature * d2
         if exclusive:
-            rho = np.asarray(D.sum(axis=1)).ravel()
+            rho = np.bincount(ws.rows, weights=dv, minlength=N)
+            if extra_k.size:
+                rho += np.bincount(er, weights=extra_v, minlength=N)
             q += pb.lambda1 * (float(rho @ rho) - d2)
         if q <= d2 / (2.0 * t) * (1.0 + 1e-9) + 1e-300:
             break

@@ -7,10 +7,15 @@ Outer iteration ``k``:
    C-step (:mod:`.cstep`), ``Lambda += mu (Z - C)``; stops when
    ``||Z - C||_inf <= admm_tol`` and ``||Z^{t+1} - Z^t||_inf <= admm_tol`` (the
    paper's rule) or after ``max_iter_admm`` iterations.
-2. Safeguard: the inexact, non-convex ADMM can raise ``J`` (notes, pitfall 4).
-   ``J(C_k + s (C_admm - C_k), W_k)`` is a quadratic in ``s``; we take its exact
-   minimiser over ``s in [0, 1]`` (convex combinations stay on the simplex), so
-   ``J`` never increases in this step (``s = 1`` whenever ADMM's result is best).
+2. Safeguard and extrapolation: the inexact, non-convex ADMM can raise ``J``
+   (notes, pitfall 4). ``J(C_k + s (C_admm - C_k), W_k)`` is a quadratic in ``s``;
+   we take its exact minimiser over ``s in [0, s_max]``, where ``s_max`` is the
+   largest ``s <= extrapolate`` keeping every entry ``>= 0`` (column sums stay 1
+   because the direction's column sums are 0, so the whole segment is feasible).
+   ``s = 0`` is allowed, so ``J`` never increases in this step; ``s > 1``
+   continues along the ADMM direction, which shortens the slow linear tail of
+   the outer loop (on moon.mat: 19-47 outer iterations at ``s <= 1``, 23-29 with
+   ``extrapolate = 8``).
 3. W-step (:mod:`.wstep`): exact minimiser, so ``J`` never increases.
 
 Hence ``objective_history`` is non-increasing (tested). The loop stops when the
@@ -34,13 +39,16 @@ from sklearn.exceptions import ConvergenceWarning
 
 from .cstep import c_step, working_set
 from .problem import Problem, exclusivity, fit_loss, gradient_factor, lipschitz_bound, objective, quadratic_term
-from .sparsecols import align, from_csc, make_keys, split_keys, to_csc
+from .sparsecols import align, combine, from_csc, make_keys, split_keys, to_csc
 from .wstep import solve_w
 from .zstep import reweighted_z_step
 
 __all__ = ["ProLFAResult", "fit_prolfa", "one_hot_start", "line_search_weight"]
 
 log = logging.getLogger("lfabench.prolfa")
+
+#: Consecutive first-trial acceptances before the C-step tries a doubled step.
+GROW_AFTER = 1
 
 
 @dataclass
@@ -65,26 +73,53 @@ def one_hot_start(n_rows: int, n_cols: int, rng: np.random.Generator) -> tuple[n
     return keys[order], np.ones(n_cols)
 
 
-def line_search_weight(pb: Problem, W: np.ndarray, H: np.ndarray, C0: sp.csc_matrix, D: sp.csc_matrix) -> float:
-    """``argmin_{s in [0,1]} J(C0 + s D, W)``, exactly (``J`` is quadratic in ``s``).
+def line_search_weight(pb: Problem, W: np.ndarray, H: np.ndarray, C0: sp.csc_matrix, D: sp.csc_matrix,
+                       s_max: float = 1.0) -> float:
+    """``argmin_{s in [0, s_max]} J(C0 + s D, W)``, exactly (``J`` is quadratic in ``s``).
 
-    ``H`` is the gradient factor at ``C0``. The exclusivity part is
-    ``E(C0 + sD) = E(C0) + 2 s (r0.rho - <C0, D>) + s^2 (rho.rho - ||D||^2)``
-    with ``r0``/``rho`` the row sums of ``C0``/``D`` (all entries of ``C0 + sD`` are >= 0).
+    ``H`` is the gradient factor at ``C0``; ``C0 + s D`` must stay >= 0 on
+    ``[0, s_max]`` (see :func:`max_feasible_step`). Sparse-matrix front end of
+    :func:`line_search_entries`.
     """
-    U = np.asarray((D.T @ pb.X).T, dtype=np.float64)
-    r0 = np.asarray(C0.sum(axis=1)).ravel()
-    rho = np.asarray(D.sum(axis=1)).ravel()
-    a = 2.0 * float(np.sum(H * U)) + pb.lambda1 * 2.0 * (float(r0 @ rho) - float(C0.multiply(D).sum()))
-    b = quadratic_term(pb, U, W) + pb.lambda1 * (float(rho @ rho) - float(D.multiply(D).sum()))
+    N, n_cols = C0.shape
+    k0, v0 = from_csc(C0)
+    kd, vd = from_csc(D)
+    keys = np.union1d(k0, kd)
+    rows, cols = split_keys(keys, N)
+    return line_search_entries(pb, W, H, rows, cols, align(k0, v0, keys), align(kd, vd, keys), n_cols, s_max)
+
+
+def line_search_entries(pb: Problem, W: np.ndarray, H: np.ndarray, rows: np.ndarray, cols: np.ndarray,
+                        c0: np.ndarray, dv: np.ndarray, n_cols: int, s_max: float = 1.0) -> float:
+    """``argmin_{s in [0, s_max]} J(C0 + s D, W)`` for ``C0``, ``D`` given by their values on shared sorted keys.
+
+    The exclusivity part is
+    ``E(C0 + sD) = E(C0) + 2 s (r0.rho - <C0, D>) + s^2 (rho.rho - ||D||^2)``
+    with ``r0``/``rho`` the row sums of ``C0``/``D`` (valid while all entries of ``C0 + sD`` are >= 0).
+    """
+    U = combine(pb.X, rows, cols, dv, n_cols)
+    # row sums only over the rows that occur (the others contribute 0 to both dot products)
+    ur, inv = np.unique(rows, return_inverse=True)
+    r0 = np.bincount(inv, weights=c0, minlength=ur.size)
+    rho = np.bincount(inv, weights=dv, minlength=ur.size)
+    a = 2.0 * float(np.sum(H * U)) + pb.lambda1 * 2.0 * (float(r0 @ rho) - float(c0 @ dv))
+    b = quadratic_term(pb, U, W) + pb.lambda1 * (float(rho @ rho) - float(dv @ dv))
     if b > 0:
-        return float(np.clip(-a / (2.0 * b), 0.0, 1.0))
-    return 1.0 if a + b < 0 else 0.0
+        return float(np.clip(-a / (2.0 * b), 0.0, s_max))
+    return s_max if a * s_max + b * s_max * s_max < 0 else 0.0
+
+
+def max_feasible_step(c0: np.ndarray, dv: np.ndarray, cap: float) -> float:
+    """The largest ``s <= cap`` with ``c0 + s dv >= 0`` (column sums of ``dv`` are 0, so sums stay 1)."""
+    neg = dv < 0
+    if not np.any(neg):
+        return float(cap)
+    return float(min(cap, np.min(c0[neg] / -dv[neg])))
 
 
 def fit_prolfa(pb: Problem, n_prototypes: int, mu: float, eps: float, max_iter: int, tol: float,
                max_iter_admm: int, admm_tol: float, max_iter_reweight: int, reweight_tol: float,
-               n_candidates: int, step: str, random_state) -> ProLFAResult:
+               n_candidates: int, step: str, random_state, extrapolate: float = 1.0) -> ProLFAResult:
     """Solve eq. "ModelRelax2" (or "ModelSemi": ``pb`` then holds only labelled means) by cBCD."""
     if int(max_iter) < 1 or int(max_iter_admm) < 1:
         raise ValueError(f"max_iter and max_iter_admm must be >= 1, got {max_iter} and {max_iter_admm}")
@@ -157,12 +192,13 @@ def fit_prolfa(pb: Problem, n_prototypes: int, mu: float, eps: float, max_iter: 
             if primal <= admm_tol and dz <= admm_tol:
                 break
             if n_admm < max_iter_admm:
-                H = gradient_factor(pb, pb.prototypes(to_csc(ws.keys, cw, N, dbar)), W)
+                H = gradient_factor(pb, combine(pb.X, ws.rows, ws.cols, cw, dbar), W)
         stats["admm_iters"].append(n_admm)
 
         # safeguard: the best convex combination of C_k and the ADMM result for J(., W_k)
-        C_k_ws = to_csc(ws.keys, c_k, N, dbar)
-        s = line_search_weight(pb, W, H_k, C_k_ws, to_csc(ws.keys, cw - c_k, N, dbar))
+        dv = cw - c_k
+        s_max = max_feasible_step(c_k, dv, extrapolate)
+        s = line_search_entries(pb, W, H_k, ws.rows, ws.cols, c_k, dv, dbar, s_max)
         stats["line_search_s"].append(s)
         if s == 0.0:
             # ADMM offered no descent: take a monotone projected-gradient step on fit + lambda1 E
@@ -183,7 +219,7 @@ def fit_prolfa(pb: Problem, n_prototypes: int, mu: float, eps: float, max_iter: 
             ukeys = np.union1d(ws.keys, fk)
             cw, zw = align(fk, fv, ukeys), align(fk, fv, ukeys)
             lw = align(ws.keys, lw, ukeys)
-        elif s < 1.0:
+        elif s != 1.0:
             ukeys = ws.keys
             cw = c_k + s * (cw - c_k)
             zw = cw.copy()        # restart the Z copy at the accepted point; Lambda is kept

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["make_keys", "split_keys", "align", "to_csc", "from_csc"]
+__all__ = ["make_keys", "split_keys", "align", "to_csc", "from_csc", "combine"]
 
 
 def make_keys(rows: np.ndarray, cols: np.ndarray, n_rows: int) -> np.ndarray:
@@ -49,3 +49,22 @@ def from_csc(M: sp.spmatrix) -> tuple[np.ndarray, np.ndarray]:
     M.eliminate_zeros()
     cols = np.repeat(np.arange(M.shape[1], dtype=np.int64), np.diff(M.indptr))
     return make_keys(M.indices, cols, M.shape[0]), M.data.astype(np.float64)
+
+
+def combine(X: np.ndarray, rows: np.ndarray, cols: np.ndarray, vals: np.ndarray, n_cols: int,
+            chunk: int = 1 << 15) -> np.ndarray:
+    """``X^T D`` (``(d, n_cols)`` float64) for the column-sparse ``D`` given by ``rows``/``cols``/``vals``.
+
+    ``cols`` must be sorted (the key order). Each column is a segment, summed by
+    ``np.add.reduceat`` over chunks of entries: no scipy matrix is built, which
+    matters in the inner loops on small problems (a ``csc_matrix`` costs ~100 µs
+    of validation however tiny), and the float64 buffer is at most ``chunk x d``.
+    """
+    out = np.zeros((n_cols, X.shape[1]))
+    for s in range(0, rows.size, chunk):
+        c = cols[s:s + chunk]
+        contrib = np.asarray(X[rows[s:s + chunk]], dtype=np.float64) * np.asarray(vals[s:s + chunk])[:, None]
+        first = np.flatnonzero(np.concatenate(([True], c[1:] != c[:-1])))
+        # a column cut by a chunk boundary appears in two chunks: += accumulates both parts
+        out[c[first]] += np.add.reduceat(contrib, first, axis=0)
+    return out.T
