@@ -26,7 +26,7 @@ import numpy as np
 from lfabench import PluginSpec, hookimpl
 from lfabench.bags import Bags
 from lfabench.base import Aggregator, check_labels
-from lfabench.prolfa import NORMALIZATIONS, Problem, fit_prolfa, normalize_descriptors
+from lfabench.prolfa import NORMALIZATIONS, Problem, distinct_rows, expand_rows, fit_prolfa, normalize_descriptors
 
 
 class ProLFA(Aggregator):
@@ -35,7 +35,7 @@ class ProLFA(Aggregator):
     Parameters
     ----------
     n_prototypes : int
-        d̄, the number of prototypes (output dimension). At most the number of training descriptors.
+        d̄, the number of prototypes (output dimension). At most the number of distinct training descriptors.
     lambda1 : float
         Exclusivity weight (>= 0). 0 lets prototypes share descriptors.
     lambda2 : float
@@ -70,7 +70,9 @@ class ProLFA(Aggregator):
     Attributes
     ----------
     selection_ : scipy.sparse.csc_matrix, (N, n_prototypes)
-        C; every column on the probability simplex.
+        C; every column on the probability simplex. Identical (normalised)
+        descriptors are one candidate (:mod:`lfabench.prolfa.dedup`): weights sit
+        on the first occurrence of each descriptor value.
     projection_ : ndarray, (n_prototypes, c)
         W.
     prototypes_ : ndarray, (d, n_prototypes)
@@ -130,20 +132,27 @@ class ProLFA(Aggregator):
         X = normalize_descriptors(bags.descriptors, self.normalize)
         Mu = bags.with_descriptors(X).means() if X is not bags.descriptors else bags.means()
         Mu = np.asarray(Mu, dtype=np.float64)[labelled]
-        pb = Problem.build(X, Mu, Y[labelled], self.lambda1, self.lambda2)
+        # identical descriptors are one candidate (lfabench.prolfa.dedup); the means above use them all
+        reps, _ = distinct_rows(X)
+        if int(self.n_prototypes) > reps.size:
+            raise ValueError(f"{type(self).__name__}: n_prototypes={self.n_prototypes} exceeds the number of "
+                             f"distinct descriptors ({reps.size} of {X.shape[0]}, after normalize="
+                             f"{self.normalize!r}); identical descriptors are one prototype candidate")
+        Xc = X if reps.size == X.shape[0] else X[reps]
+        pb = Problem.build(Xc, Mu, Y[labelled], self.lambda1, self.lambda2)
         res = fit_prolfa(pb, self.n_prototypes, mu=float(self.mu), eps=float(self.eps), max_iter=int(self.max_iter),
                          tol=float(self.tol), max_iter_admm=int(self.max_iter_admm), admm_tol=float(self.admm_tol),
                          max_iter_reweight=int(self.max_iter_reweight), reweight_tol=float(self.reweight_tol),
                          n_candidates=int(self.n_candidates), step=self.step, random_state=self.random_state,
                          extrapolate=float(self.extrapolate))
-        self.selection_ = res.selection
+        self.selection_ = res.selection if Xc is X else expand_rows(res.selection, reps, X.shape[0])
         self.projection_ = res.projection
         self.prototypes_ = res.prototypes
         self.objective_history_ = np.asarray(res.objective_history)
         self.n_iter_ = res.n_iter
         self.converged_ = res.converged
-        self.fit_info_ = res.info
-        best = np.asarray(res.selection.argmax(axis=0)).ravel().astype(np.int64)
+        self.fit_info_ = dict(res.info, n_distinct_descriptors=int(reps.size))
+        best = np.asarray(self.selection_.argmax(axis=0)).ravel().astype(np.int64)
         sample = np.searchsorted(bags.offsets, best, side="right") - 1
         self.prototype_indices_ = np.stack([sample, best - bags.offsets[sample]], axis=1)
         return self
