@@ -136,7 +136,8 @@ def test_exclusivity_separates_supports():
     for c in range(2):
         for _ in range(6):
             noise = rng.normal(scale=0.05, size=(6, d)) + np.array([0.0, 0.0, 1.0])
-            special = np.eye(d)[c] * 3.0
+            # distinct copies (identical ones would be one candidate: lfabench.prolfa.dedup)
+            special = np.eye(d)[c] * 3.0 + rng.normal(scale=0.01, size=d)
             arrays.append(np.vstack([special, noise]))
             labels.append(c)
     bags, y = Bags.from_list(arrays).astype(np.float64), np.asarray(labels)
@@ -192,11 +193,15 @@ def test_degenerate_inputs():
     # lambda2 = 0: the W-step stays well defined
     est = ProLFA(n_prototypes=6, lambda2=0.0, random_state=0).fit(bags, y)
     assert np.isfinite(est.projection_).all() and np.isfinite(est.objective_history_).all()
-    # all-identical descriptors: any selection gives the same prototypes; J cannot move
+    # all-identical descriptors are one candidate: one prototype is all there is to select ...
     same = Bags(np.ones((40, 3)), np.arange(0, 41, 5))
-    est = ProLFA(n_prototypes=3, random_state=0).fit(same, np.arange(8) % 2)
-    np.testing.assert_allclose(est.prototypes_, np.full((3, 3), 1 / np.sqrt(3)), atol=1e-12)
+    est = ProLFA(n_prototypes=1, random_state=0).fit(same, np.arange(8) % 2)
+    np.testing.assert_allclose(est.prototypes_, np.full((3, 1), 1 / np.sqrt(3)), atol=1e-12)
     assert est.n_iter_ == 1 and est.converged_
+    assert est.selection_.nnz == 1 and est.selection_[0, 0] == 1.0       # on the first occurrence
+    # ... and asking for more is a clear error
+    with pytest.raises(ValueError, match="distinct descriptors"):
+        ProLFA(n_prototypes=3, random_state=0).fit(same, np.arange(8) % 2)
     # an empty sample: zero mean, aggregates to a zero vector
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -240,3 +245,48 @@ def _semi_checks():
 @pytest.mark.parametrize("check", _semi_checks(), ids=lambda c: c.__name__)
 def test_semi_prolfa_conformance(check):
     check()
+
+
+def test_duplicate_descriptors_are_one_candidate():
+    """Many exact copies (as flat patches give): the selection stays on distinct values, its support
+    stays small, and the fit equals the fit on the data with the copies' values made unique."""
+    rng = np.random.default_rng(11)
+    d = 4
+    base = rng.normal(size=(30, d))
+    arrays, labels = [], []
+    for c in range(3):
+        for _ in range(8):
+            own = base[rng.choice(30, size=5, replace=False)] + (c - 1)
+            flat = np.tile(np.ones(d), (15, 1))              # 15 copies of one flat descriptor per sample
+            arrays.append(np.vstack([own, flat, np.zeros((5, d))]))
+            labels.append(c)
+    bags, y = Bags.from_list(arrays), np.asarray(labels)
+    est = ProLFA(n_prototypes=12, lambda1=0.5, lambda2=0.5, random_state=0).fit(bags, y)
+    S = est.selection_.tocsc()
+    np.testing.assert_allclose(np.asarray(S.sum(axis=0)).ravel(), 1.0, atol=1e-6)
+    X = bags.descriptors / np.maximum(np.linalg.norm(bags.descriptors, axis=1, keepdims=True), 1e-300)
+    rows = np.unique(S.nonzero()[0])
+    # every selected row is the first occurrence of its value
+    for r in rows:
+        assert np.flatnonzero((X == X[r]).all(axis=1))[0] == r
+    assert est.fit_info_["n_distinct_descriptors"] == np.unique(X, axis=0).shape[0]
+    assert S.nnz <= est.fit_info_["n_distinct_descriptors"] * 12
+    # prototypes are convex combinations of the given descriptors: X^T C
+    np.testing.assert_allclose(est.prototypes_, X.T @ S.toarray(), atol=1e-10)
+    # the transform of the training bags reproduces mean-pooled descriptors times prototypes
+    np.testing.assert_allclose(est.transform(bags), bags.with_descriptors(X).means() @ est.prototypes_,
+                               atol=1e-10)
+
+
+def test_distinct_rows_maps():
+    from lfabench.prolfa.dedup import distinct_rows, expand_rows
+
+    X = np.array([[1, 2], [0, 0], [1, 2], [-0.0, 0], [3, 4], [0, 0]], dtype=np.float32)
+    reps, inv = distinct_rows(X)
+    np.testing.assert_array_equal(reps, [0, 1, 4])
+    np.testing.assert_array_equal(inv, [0, 1, 0, 1, 2, 1])
+    np.testing.assert_array_equal(X[reps[inv]], X)
+    C = sp.csc_matrix(np.array([[0.5, 0.0], [0.5, 0.2], [0.0, 0.8]]))
+    E = expand_rows(C, reps, 6).toarray()
+    np.testing.assert_allclose(E[[0, 1, 4]], C.toarray())
+    np.testing.assert_allclose(X.T @ E, X[reps].T @ C.toarray())

@@ -45,6 +45,8 @@ __all__ = ["WorkingSet", "CStepResult", "working_set", "top_candidates", "c_step
 
 #: Below this many entries (N * d̄) the candidate search is one dense numpy product.
 DENSE_SEARCH_LIMIT = 4_000_000
+#: Largest float64 copy of the working set's descriptor rows kept for the inner iterations.
+GATHER_LIMIT_BYTES = 768 << 20
 
 
 @dataclass
@@ -56,16 +58,17 @@ class WorkingSet:
     cols: np.ndarray
     bound: np.ndarray | None     # (d̄,) best left-out value of -(2 X H) per column; None: restricted
     k: int                       # rows searched per column
+    Xw: np.ndarray | None = None  # X[rows] in float64, shared by every step on this working set
 
     def restricted(self) -> "WorkingSet":
         """The same entries without the bound: later steps are exact on the working set only."""
-        return WorkingSet(self.keys, self.rows, self.cols, None, self.k)
+        return WorkingSet(self.keys, self.rows, self.cols, None, self.k, self.Xw)
 
     def extended(self, extra_keys: np.ndarray, n_rows: int) -> "WorkingSet":
         """The working set plus ``extra_keys`` (sorted); the bound is dropped."""
         keys = np.union1d(self.keys, extra_keys)
         r, c = split_keys(keys, n_rows)
-        return WorkingSet(keys, r, c, None, self.k)
+        return WorkingSet(keys, r, c, None, self.k)   # rows changed: no gathered copy
 
 
 @dataclass
@@ -107,6 +110,13 @@ def working_set(X32: np.ndarray, H: np.ndarray, keys: np.ndarray, n_cols: int, k
     r, c = split_keys(ukeys, N)
     bound = 2.0 * vals[:, -1] if k < N else np.full(n_cols, -np.inf)
     return WorkingSet(ukeys, r, c, bound, k)
+
+
+def gather_rows(X: np.ndarray, rows: np.ndarray) -> np.ndarray | None:
+    """``X[rows]`` in float64 when it fits :data:`GATHER_LIMIT_BYTES`, else None (callers gather per chunk)."""
+    if rows.size * X.shape[1] * 8 > GATHER_LIMIT_BYTES:
+        return None
+    return np.asarray(X[rows], dtype=np.float64)
 
 
 def _dense_columns(pb: Problem, H: np.ndarray, cols: np.ndarray, ws: WorkingSet, base: np.ndarray,
@@ -158,7 +168,7 @@ def c_step(pb: Problem, W: np.ndarray, H: np.ndarray, ws: WorkingSet, base: np.n
     gains ``lambda1 (||rowsum(D)||^2 - ||D||^2)`` (its concave part included).
     """
     N = pb.n_descriptors
-    grad = gradient_entries(pb, H, ws.rows, ws.cols) + corr
+    grad = gradient_entries(pb, H, ws.rows, ws.cols, Xw=ws.Xw) + corr
     t = max(float(t_init), t_min) if backtracking else t_min
     n_trials = 0
     empty = np.empty(0, np.int64), np.empty(0)
@@ -180,7 +190,7 @@ def c_step(pb: Problem, W: np.ndarray, H: np.ndarray, ws: WorkingSet, base: np.n
             break
         dv = proj - base
         d2 = float(dv @ dv + extra_v @ extra_v)
-        U = combine(pb.X, ws.rows, ws.cols, dv, n_cols)
+        U = combine(pb.X, ws.rows, ws.cols, dv, n_cols, Xw=ws.Xw)
         if extra_k.size:
             er, ec = split_keys(extra_k, N)
             U += combine(pb.X, er, ec, extra_v, n_cols)

@@ -109,13 +109,17 @@ def gradient_factor(pb: Problem, P: np.ndarray, W: np.ndarray) -> np.ndarray:
 
 
 def gradient_entries(pb: Problem, H: np.ndarray, rows: np.ndarray, cols: np.ndarray,
-                     chunk: int = 1 << 16) -> np.ndarray:
-    """Entries ``(2 X H)[rows, cols]`` in float64, ``O(d)`` each, in chunks (never the dense ``N x d̄``)."""
+                     chunk: int = 1 << 16, Xw: np.ndarray | None = None) -> np.ndarray:
+    """Entries ``(2 X H)[rows, cols]`` in float64, ``O(d)`` each, in chunks (never the dense ``N x d̄``).
+
+    ``Xw`` (optional): ``X[rows]`` in float64, gathered once by the caller.
+    """
     out = np.empty(rows.size, dtype=np.float64)
     Ht = np.ascontiguousarray(H.T)
     for s in range(0, rows.size, chunk):
         r, c = rows[s:s + chunk], cols[s:s + chunk]
-        out[s:s + chunk] = 2.0 * np.einsum("nd,nd->n", np.asarray(pb.X[r], dtype=np.float64), Ht[c])
+        Xr = Xw[s:s + chunk] if Xw is not None else np.asarray(pb.X[r], dtype=np.float64)
+        out[s:s + chunk] = 2.0 * np.einsum("nd,nd->n", Xr, Ht[c])
     return out
 
 

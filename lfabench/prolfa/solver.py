@@ -37,7 +37,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
-from .cstep import c_step, working_set
+from .cstep import c_step, gather_rows, working_set
 from .problem import Problem, exclusivity, fit_loss, gradient_factor, lipschitz_bound, objective, quadratic_term
 from .sparsecols import align, combine, from_csc, make_keys, split_keys, to_csc
 from .wstep import solve_w
@@ -46,6 +46,18 @@ from .zstep import reweighted_z_step
 __all__ = ["ProLFAResult", "fit_prolfa", "one_hot_start", "line_search_weight"]
 
 log = logging.getLogger("lfabench.prolfa")
+
+_CONTROLLER = None
+
+
+def _small_blas():
+    """A context limiting BLAS to one thread (threadpoolctl; the controller is built once)."""
+    global _CONTROLLER
+    if _CONTROLLER is None:
+        from threadpoolctl import ThreadpoolController
+
+        _CONTROLLER = ThreadpoolController()
+    return _CONTROLLER.limit(limits=1, user_api="blas")
 
 #: Consecutive first-trial acceptances before the C-step tries a doubled step.
 GROW_AFTER = 1
@@ -90,14 +102,15 @@ def line_search_weight(pb: Problem, W: np.ndarray, H: np.ndarray, C0: sp.csc_mat
 
 
 def line_search_entries(pb: Problem, W: np.ndarray, H: np.ndarray, rows: np.ndarray, cols: np.ndarray,
-                        c0: np.ndarray, dv: np.ndarray, n_cols: int, s_max: float = 1.0) -> float:
+                        c0: np.ndarray, dv: np.ndarray, n_cols: int, s_max: float = 1.0,
+                        Xw: np.ndarray | None = None) -> float:
     """``argmin_{s in [0, s_max]} J(C0 + s D, W)`` for ``C0``, ``D`` given by their values on shared sorted keys.
 
     The exclusivity part is
     ``E(C0 + sD) = E(C0) + 2 s (r0.rho - <C0, D>) + s^2 (rho.rho - ||D||^2)``
     with ``r0``/``rho`` the row sums of ``C0``/``D`` (valid while all entries of ``C0 + sD`` are >= 0).
     """
-    U = combine(pb.X, rows, cols, dv, n_cols)
+    U = combine(pb.X, rows, cols, dv, n_cols, Xw=Xw)
     # row sums only over the rows that occur (the others contribute 0 to both dot products)
     ur, inv = np.unique(rows, return_inverse=True)
     r0 = np.bincount(inv, weights=c0, minlength=ur.size)
@@ -160,78 +173,82 @@ def fit_prolfa(pb: Problem, n_prototypes: int, mu: float, eps: float, max_iter: 
 
         # one exact search per outer iteration: the rows that may enter each column
         ws = working_set(X32, H_k, keys, dbar, k_cand)
+        ws.Xw = gather_rows(pb.X, ws.rows)       # exact rows (float64 if X is), for all inner steps
         stats["searches"] += 1
-        c_k = align(keys, c, ws.keys)
-        cw, zw, lw = c_k.copy(), align(keys, z, ws.keys), align(keys, lam, ws.keys)
-        full_ws = ws
-        H, n_admm = H_k, 0
-        for _ in range(int(max_iter_admm)):
-            n_admm += 1
-            z_new = reweighted_z_step(ws.rows, cw, zw, lw, N, mu, pb.lambda1, eps, max_iter_reweight,
-                                      reweight_tol)
-            res = c_step(pb, W, H, ws, cw, mu * (cw - z_new) - lw, 0.5 * mu, dbar, 2.0 * t_prev, t_min,
-                         backtracking)
-            stats["c_trials"] += res.n_trials
-            stats["steps"].append(res.step)
-            t_prev = res.step
-            c_new = res.values
-            if res.n_dense_columns:
-                stats["dense_columns"] += res.n_dense_columns
-                if res.n_dense_columns > max(8, dbar // 50):
-                    k_cand = min(4 * k_cand, N)
-                new_ws = ws.extended(res.extra_keys, N)
-                c_new = align(ws.keys, c_new, new_ws.keys)
-                c_new[np.searchsorted(new_ws.keys, res.extra_keys)] = res.extra_values
-                c_k, cw, zw, z_new, lw = (align(ws.keys, a, new_ws.keys) for a in (c_k, cw, zw, z_new, lw))
-                ws = new_ws
-            ws = ws.restricted()
-            lw = lw + mu * (z_new - c_new)
-            primal = float(np.max(np.abs(z_new - c_new)))
-            dz = float(np.max(np.abs(z_new - zw)))
-            cw, zw = c_new, z_new
-            if primal <= admm_tol and dz <= admm_tol:
-                break
-            if n_admm < max_iter_admm:
-                H = gradient_factor(pb, combine(pb.X, ws.rows, ws.cols, cw, dbar), W)
-        stats["admm_iters"].append(n_admm)
+        # the inner steps work on d x d̄ blocks: multi-threaded BLAS gains little there and, on a
+        # loaded machine, its spinning threads cost up to 10x (measured); the search keeps all threads
+        with _small_blas():
+            c_k = align(keys, c, ws.keys)
+            cw, zw, lw = c_k.copy(), align(keys, z, ws.keys), align(keys, lam, ws.keys)
+            full_ws = ws
+            H, n_admm = H_k, 0
+            for _ in range(int(max_iter_admm)):
+                n_admm += 1
+                z_new = reweighted_z_step(ws.rows, cw, zw, lw, N, mu, pb.lambda1, eps, max_iter_reweight,
+                                          reweight_tol)
+                res = c_step(pb, W, H, ws, cw, mu * (cw - z_new) - lw, 0.5 * mu, dbar, 2.0 * t_prev, t_min,
+                             backtracking)
+                stats["c_trials"] += res.n_trials
+                stats["steps"].append(res.step)
+                t_prev = res.step
+                c_new = res.values
+                if res.n_dense_columns:
+                    stats["dense_columns"] += res.n_dense_columns
+                    if res.n_dense_columns > max(8, dbar // 50):
+                        k_cand = min(4 * k_cand, N)
+                    new_ws = ws.extended(res.extra_keys, N)
+                    c_new = align(ws.keys, c_new, new_ws.keys)
+                    c_new[np.searchsorted(new_ws.keys, res.extra_keys)] = res.extra_values
+                    c_k, cw, zw, z_new, lw = (align(ws.keys, a, new_ws.keys) for a in (c_k, cw, zw, z_new, lw))
+                    ws = new_ws
+                ws = ws.restricted()
+                lw = lw + mu * (z_new - c_new)
+                primal = float(np.max(np.abs(z_new - c_new)))
+                dz = float(np.max(np.abs(z_new - zw)))
+                cw, zw = c_new, z_new
+                if primal <= admm_tol and dz <= admm_tol:
+                    break
+                if n_admm < max_iter_admm:
+                    H = gradient_factor(pb, combine(pb.X, ws.rows, ws.cols, cw, dbar, Xw=ws.Xw), W)
+            stats["admm_iters"].append(n_admm)
 
-        # safeguard: the best convex combination of C_k and the ADMM result for J(., W_k)
-        dv = cw - c_k
-        s_max = max_feasible_step(c_k, dv, extrapolate)
-        s = line_search_entries(pb, W, H_k, ws.rows, ws.cols, c_k, dv, dbar, s_max)
-        stats["line_search_s"].append(s)
-        if s == 0.0:
-            # ADMM offered no descent: take a monotone projected-gradient step on fit + lambda1 E
-            # instead (full search bound), so that J stalls only where no descent step exists.
-            r = np.bincount(ws.rows, weights=c_k, minlength=N)
-            L_pg = lipschitz_bound(pb, W) + 2.0 * pb.lambda1 * max(dbar - 1, 1)
-            base_ws = align(ws.keys, c_k, full_ws.keys)
-            res = c_step(pb, W, H_k, full_ws, base_ws, 2.0 * pb.lambda1 * (r[full_ws.rows] - base_ws), 0.0,
-                         dbar, 2.0 * t_prev, 1.0 / L_pg, backtracking, row_extra=2.0 * pb.lambda1 * r,
-                         exclusive=True)
-            stats["fallback_steps"] += 1
-            stats["c_trials"] += res.n_trials
-            fb = to_csc(full_ws.keys, res.values, N, dbar)
-            if res.extra_keys.size:
-                er, ec = split_keys(res.extra_keys, N)
-                fb = fb + sp.csc_matrix((res.extra_values, (er, ec)), shape=(N, dbar))
-            fk, fv = from_csc(fb)
-            ukeys = np.union1d(ws.keys, fk)
-            cw, zw = align(fk, fv, ukeys), align(fk, fv, ukeys)
-            lw = align(ws.keys, lw, ukeys)
-        elif s != 1.0:
-            ukeys = ws.keys
-            cw = c_k + s * (cw - c_k)
-            zw = cw.copy()        # restart the Z copy at the accepted point; Lambda is kept
-        else:
-            ukeys = ws.keys
-        live = (cw != 0) | (zw != 0) | (lw != 0)
-        keys, c, z, lam = ukeys[live], cw[live], zw[live], lw[live]
-        C = to_csc(keys, c, N, dbar)
-        C.eliminate_zeros()
-        P = pb.prototypes(C)
-        W = solve_w(pb, P)
-        J_new = objective(pb, C, W, P)
+            # safeguard: the best convex combination of C_k and the ADMM result for J(., W_k)
+            dv = cw - c_k
+            s_max = max_feasible_step(c_k, dv, extrapolate)
+            s = line_search_entries(pb, W, H_k, ws.rows, ws.cols, c_k, dv, dbar, s_max, Xw=ws.Xw)
+            stats["line_search_s"].append(s)
+            if s == 0.0:
+                # ADMM offered no descent: take a monotone projected-gradient step on fit + lambda1 E
+                # instead (full search bound), so that J stalls only where no descent step exists.
+                r = np.bincount(ws.rows, weights=c_k, minlength=N)
+                L_pg = lipschitz_bound(pb, W) + 2.0 * pb.lambda1 * max(dbar - 1, 1)
+                base_ws = align(ws.keys, c_k, full_ws.keys)
+                res = c_step(pb, W, H_k, full_ws, base_ws, 2.0 * pb.lambda1 * (r[full_ws.rows] - base_ws), 0.0,
+                             dbar, 2.0 * t_prev, 1.0 / L_pg, backtracking, row_extra=2.0 * pb.lambda1 * r,
+                             exclusive=True)
+                stats["fallback_steps"] += 1
+                stats["c_trials"] += res.n_trials
+                fb = to_csc(full_ws.keys, res.values, N, dbar)
+                if res.extra_keys.size:
+                    er, ec = split_keys(res.extra_keys, N)
+                    fb = fb + sp.csc_matrix((res.extra_values, (er, ec)), shape=(N, dbar))
+                fk, fv = from_csc(fb)
+                ukeys = np.union1d(ws.keys, fk)
+                cw, zw = align(fk, fv, ukeys), align(fk, fv, ukeys)
+                lw = align(ws.keys, lw, ukeys)
+            elif s != 1.0:
+                ukeys = ws.keys
+                cw = c_k + s * (cw - c_k)
+                zw = cw.copy()        # restart the Z copy at the accepted point; Lambda is kept
+            else:
+                ukeys = ws.keys
+            live = (cw != 0) | (zw != 0) | (lw != 0)
+            keys, c, z, lam = ukeys[live], cw[live], zw[live], lw[live]
+            C = to_csc(keys, c, N, dbar)
+            C.eliminate_zeros()
+            P = pb.prototypes(C)
+            W = solve_w(pb, P)
+            J_new = objective(pb, C, W, P)
         history.append(J_new)
         rel = abs(J - J_new) / max(abs(J), 1e-300)
         log.info("prolfa iter %d: J=%.6g rel=%.2e admm=%d s=%.3f t=%.3g nnz=%d ws=%d (%.1fs)", it, J_new, rel,
