@@ -47,50 +47,23 @@ def one_fit(train, y_train, n_prototypes, seed=0, **params):
                  "warnings": [str(w.message) for w in caught], "peak_rss_mb": round(peak_rss_mb(), 1)}
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true", help="only N=10k and d̄=256 points")
-    ap.add_argument("--skip-full", action="store_true")
-    args = ap.parse_args()
-    OUT.mkdir(parents=True, exist_ok=True)
-    bags, labels = scene15_sift(90)
-    train_idx, test_idx = stratified_split(labels, 0.2, 0)
-    train, test = bags.subset(train_idx), bags.subset(test_idx)
-    print(f"train: {train.n_samples} images, N={train.n_descriptors}; test: {test.n_samples} images", flush=True)
-    rows = []
-    rng = np.random.default_rng(0)
-    if not args.skip_full and not args.quick:
-        est, rec = one_fit(train, labels[train_idx], 4096)
-        F_tr, F_te = est.transform(train), est.transform(test)
-        acc = 100.0 * np.mean(knn_predict_l2(F_tr, labels[train_idx], F_te, 1) == labels[test_idx])
-        rec.update(kind="full", accuracy_1nn=round(float(acc), 2))
-        print(json.dumps(rec), flush=True)
-        rows.append(rec)
-    # fit time vs N (images drawn at random from the training split, d̄ = 256) and vs d̄ (all N)
-    n_targets = [10_000] if args.quick else [10_000, 50_000, 100_000, train.n_descriptors]
-    for n in n_targets:
-        order = rng.permutation(train.n_samples)
-        keep = order[: np.searchsorted(np.cumsum(train.counts[order]), n) + 1]
-        sub = train.subset(np.sort(keep))
-        _, rec = one_fit(sub, labels[train_idx][np.sort(keep)], 256)
-        rec.update(kind="vs_N")
-        print(json.dumps(rec), flush=True)
-        rows.append(rec)
-    for dbar in ([256] if args.quick else [256, 512, 1024, 2048, 4096]):
-        if dbar == 4096 and rows and rows[0].get("kind") == "full":
-            continue
-        _, rec = one_fit(train, labels[train_idx], dbar)
-        rec.update(kind="vs_dbar")
-        print(json.dumps(rec), flush=True)
-        rows.append(rec)
-    path = OUT / "prolfa_scale.csv"
+CSV_KEYS = ["kind", "N", "n_prototypes", "seconds", "iterations", "converged", "final_relative_change",
+            "searches", "nnz", "peak_rss_mb", "accuracy_1nn", "load_before", "load_after"]
+
+
+def load_average() -> float:
+    return round(__import__("os").getloadavg()[0], 2)
+
+
+def save(rows, path):
+    """Rewrite the CSV after every fit, so an interrupted run keeps what it measured."""
     with open(path, "w", newline="") as fh:
-        keys = ["kind", "N", "n_prototypes", "seconds", "iterations", "converged", "final_relative_change",
-                "searches", "nnz", "peak_rss_mb", "accuracy_1nn"]
-        w = csv.DictWriter(fh, fieldnames=keys, extrasaction="ignore")
+        w = csv.DictWriter(fh, fieldnames=CSV_KEYS, extrasaction="ignore")
         w.writeheader()
         w.writerows(rows)
-    print(f"wrote {path}")
+
+
+def plot(rows, path):
     try:
         import matplotlib
 
@@ -100,16 +73,73 @@ def main():
         print("matplotlib not installed (pip install -e '.[bench]'): no plot")
         return
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-    vn = [r for r in rows if r["kind"] == "vs_N"]
-    vd = [r for r in rows if r["kind"] in ("vs_dbar", "full")]
+    vn = sorted((r for r in rows if r["kind"] == "vs_N"), key=lambda r: r["N"])
+    vd = sorted((r for r in rows if r["kind"] in ("vs_dbar", "full")), key=lambda r: r["n_prototypes"])
     axes[0].plot([r["N"] for r in vn], [r["seconds"] for r in vn], "o-")
     axes[0].set(xlabel="N (training descriptors), d̄ = 256", ylabel="fit time (s)")
-    vd.sort(key=lambda r: r["n_prototypes"])
     axes[1].plot([r["n_prototypes"] for r in vd], [r["seconds"] for r in vd], "o-")
-    axes[1].set(xlabel="d̄ (prototypes), full N", ylabel="fit time (s)", xscale="log", xticks=[256, 512, 1024, 2048, 4096])
+    axes[1].set(xlabel="d̄ (prototypes), full N", ylabel="fit time (s)", xscale="log")
+    axes[1].set_xticks([256, 512, 1024, 2048, 4096], ["256", "512", "1024", "2048", "4096"])
     fig.tight_layout()
-    fig.savefig(OUT / "prolfa_scale.png", dpi=120)
-    print(f"wrote {OUT / 'prolfa_scale.png'}")
+    fig.savefig(path, dpi=120)
+    print(f"wrote {path}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="only N=10k and d̄=256 points")
+    ap.add_argument("--skip-full", action="store_true", help="skip the d̄ = 4096 fit on all N")
+    ap.add_argument("--only-full", action="store_true", help="only the full fit (d̄ = 4096, all N)")
+    ap.add_argument("--dbar", type=int, nargs="*", default=[256, 512, 1024, 2048],
+                    help="d̄ values of the vs-d̄ series on all N (4096 is the full fit)")
+    ap.add_argument("--n", type=int, nargs="*", default=[10_000, 50_000, 100_000, 0],
+                    help="N values of the vs-N series at d̄ = 256 (0: all)")
+    ap.add_argument("--out", default="prolfa_scale", help="basename of the CSV/PNG under benchmarks/out/")
+    ap.add_argument("--verbose", action="store_true", help="log every outer iteration")
+    args = ap.parse_args()
+    if args.verbose:
+        import logging
+
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    OUT.mkdir(parents=True, exist_ok=True)
+    csv_path, png_path = OUT / f"{args.out}.csv", OUT / f"{args.out}.png"
+    bags, labels = scene15_sift(90)
+    train_idx, test_idx = stratified_split(labels, 0.2, 0)
+    train, test = bags.subset(train_idx), bags.subset(test_idx)
+    y_train = labels[train_idx]
+    print(f"train: {train.n_samples} images, N={train.n_descriptors}; test: {test.n_samples} images", flush=True)
+    rows = []
+
+    def record(rec, kind, load_before):
+        rec.update(kind=kind, load_before=load_before, load_after=load_average())
+        print(json.dumps(rec), flush=True)
+        rows.append(rec)
+        save(rows, csv_path)
+
+    if not args.skip_full and not args.quick:
+        lb = load_average()
+        est, rec = one_fit(train, y_train, 4096)
+        F_tr, F_te = est.transform(train), est.transform(test)
+        acc = 100.0 * np.mean(knn_predict_l2(F_tr, y_train, F_te, 1) == labels[test_idx])
+        rec.update(accuracy_1nn=round(float(acc), 2))
+        record(rec, "full", lb)
+    if args.only_full:
+        return
+    # fit time vs N (images drawn at random from the training split, d̄ = 256) and vs d̄ (all N)
+    rng = np.random.default_rng(0)
+    for n in ([10_000] if args.quick else args.n):
+        n = n or train.n_descriptors
+        order = rng.permutation(train.n_samples)
+        keep = np.sort(order[: np.searchsorted(np.cumsum(train.counts[order]), n) + 1])
+        lb = load_average()
+        _, rec = one_fit(train.subset(keep), y_train[keep], 256)
+        record(rec, "vs_N", lb)
+    for dbar in ([] if args.quick else args.dbar):
+        lb = load_average()
+        _, rec = one_fit(train, y_train, dbar)
+        record(rec, "vs_dbar", lb)
+    print(f"wrote {csv_path}")
+    plot(rows, png_path)
 
 
 if __name__ == "__main__":

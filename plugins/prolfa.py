@@ -86,7 +86,7 @@ class ProLFA(Aggregator):
 
     supervised = True
 
-    def __init__(self, n_prototypes: int = 256, lambda1: float = 1.0, lambda2: float = 1.0, mu: float = 1.0,
+    def __init__(self, n_prototypes: int = 256, lambda1: float = 1.0, lambda2: float = 1.0, mu: float = 10.0,
                  eps: float = 0.1, max_iter: int = 100, tol: float = 1e-4, max_iter_admm: int = 20,
                  admm_tol: float = 1e-4, max_iter_reweight: int = 5, reweight_tol: float = 1e-6,
                  n_candidates: int = 16, extrapolate: float = 8.0, step: str = "backtracking", normalize: str = "l2",
