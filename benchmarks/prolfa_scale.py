@@ -73,7 +73,8 @@ def plot(rows, path):
         print("matplotlib not installed (pip install -e '.[bench]'): no plot")
         return
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-    vn = sorted((r for r in rows if r["kind"] == "vs_N"), key=lambda r: r["N"])
+    vn = sorted((r for r in rows if r["kind"] == "vs_N" or (r["kind"] == "vs_dbar" and r["n_prototypes"] == 256)),
+                key=lambda r: r["N"])
     vd = sorted((r for r in rows if r["kind"] in ("vs_dbar", "full")), key=lambda r: r["n_prototypes"])
     axes[0].plot([r["N"] for r in vn], [r["seconds"] for r in vn], "o-")
     axes[0].set(xlabel="N (training descriptors), d̄ = 256", ylabel="fit time (s)")
@@ -92,8 +93,8 @@ def main():
     ap.add_argument("--only-full", action="store_true", help="only the full fit (d̄ = 4096, all N)")
     ap.add_argument("--dbar", type=int, nargs="*", default=[256, 512, 1024, 2048],
                     help="d̄ values of the vs-d̄ series on all N (4096 is the full fit)")
-    ap.add_argument("--n", type=int, nargs="*", default=[10_000, 50_000, 100_000, 0],
-                    help="N values of the vs-N series at d̄ = 256 (0: all)")
+    ap.add_argument("--n", type=int, nargs="*", default=[10_000, 50_000, 100_000],
+                    help="N values of the vs-N series at d̄ = 256 (0: all; the all-N point is the d̄ = 256 one)")
     ap.add_argument("--out", default="prolfa_scale", help="basename of the CSV/PNG under benchmarks/out/")
     ap.add_argument("--verbose", action="store_true", help="log every outer iteration")
     args = ap.parse_args()

