@@ -43,12 +43,12 @@ def one_fit(train, y_train, n_prototypes, seed=0, **params):
     return est, {"N": train.n_descriptors, "n_prototypes": n_prototypes, "seconds": round(seconds, 2),
                  "iterations": est.n_iter_, "converged": bool(est.converged_),
                  "final_relative_change": float(info["final_relative_change"]),
-                 "searches": info["searches"], "nnz": int(est.selection_.nnz),
+                 "searches": info["searches"], "widened": info.get("widened", 0), "nnz": int(est.selection_.nnz),
                  "warnings": [str(w.message) for w in caught], "peak_rss_mb": round(peak_rss_mb(), 1)}
 
 
 CSV_KEYS = ["kind", "N", "n_prototypes", "seconds", "iterations", "converged", "final_relative_change",
-            "searches", "nnz", "peak_rss_mb", "accuracy_1nn", "load_before", "load_after"]
+            "searches", "widened", "nnz", "peak_rss_mb", "accuracy_1nn", "load_before", "load_after"]
 
 
 def load_average() -> float:

@@ -41,12 +41,20 @@ from .problem import Problem, gradient_entries, quadratic_term
 from .simplex import project_columns_top, project_segments
 from .sparsecols import combine, make_keys, split_keys
 
-__all__ = ["WorkingSet", "CStepResult", "working_set", "top_candidates", "c_step"]
+__all__ = ["CandidatesExhausted", "WorkingSet", "CStepResult", "working_set", "top_candidates", "c_step"]
 
 #: Below this many entries (N * d̄) the candidate search is one dense numpy product.
 DENSE_SEARCH_LIMIT = 4_000_000
 #: Largest float64 copy of the working set's descriptor rows kept for the inner iterations.
 GATHER_LIMIT_BYTES = 768 << 20
+
+
+class CandidatesExhausted(Exception):
+    """More columns outgrew their candidate list than ``max_dense`` allows: search more rows instead.
+
+    Redoing a column densely costs a full ``N x d`` pass in numpy; past a few
+    columns one wider exact search (FAISS) is far cheaper.
+    """
 
 
 @dataclass
@@ -152,7 +160,8 @@ def _dense_columns(pb: Problem, H: np.ndarray, cols: np.ndarray, ws: WorkingSet,
 
 def c_step(pb: Problem, W: np.ndarray, H: np.ndarray, ws: WorkingSet, base: np.ndarray, corr: np.ndarray,
            curvature: float, n_cols: int, t_init: float, t_min: float, backtracking: bool = True,
-           row_extra: np.ndarray | None = None, exclusive: bool = False) -> CStepResult:
+           row_extra: np.ndarray | None = None, exclusive: bool = False,
+           max_dense: int | None = None) -> CStepResult:
     """One projected-gradient step from ``C = base`` (values on ``ws``) along ``2 X H + corr``.
 
     ``curvature`` is the weight of ``||D||^2`` in the second-order term beyond
@@ -179,6 +188,8 @@ def c_step(pb: Problem, W: np.ndarray, H: np.ndarray, ws: WorkingSet, base: np.n
         if ws.bound is not None:
             slack = 1e-9 * np.maximum(np.abs(t * ws.bound), 1.0)
             bad = np.flatnonzero(tau < t * ws.bound - slack)
+            if max_dense is not None and bad.size > max_dense:
+                raise CandidatesExhausted(int(bad.size))
             if bad.size:
                 extra_k, extra_v = _dense_columns(pb, H, bad, ws, base, corr, t, row_extra)
                 proj[np.isin(ws.cols, bad)] = 0.0

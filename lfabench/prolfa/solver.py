@@ -15,7 +15,12 @@ Outer iteration ``k``:
    ``s = 0`` is allowed, so ``J`` never increases in this step; ``s > 1``
    continues along the ADMM direction, which shortens the slow linear tail of
    the outer loop (on moon.mat: 19-47 outer iterations at ``s <= 1``, 23-29 with
-   ``extrapolate = 8``).
+   ``extrapolate = 8``). When ``s < STALL_STEP`` (0.05) the ADMM move is deemed
+   stalled and a monotone projected-gradient step on ``fit + lambda1 E`` (with
+   the exclusivity curvature in its descent test) replaces it: without this, a
+   poor ADMM move (``mu`` too small for ``lambda1``) gives ``s ~ 0``, ``J``
+   barely moves and the relative-change test reports a false convergence (seen
+   at Scene-15 scale with ``mu = 1``: "converged" after 3 iterations).
 3. W-step (:mod:`.wstep`): exact minimiser, so ``J`` never increases.
 
 Hence ``objective_history`` is non-increasing (tested). The loop stops when the
@@ -37,7 +42,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
-from .cstep import c_step, gather_rows, working_set
+from .cstep import CandidatesExhausted, c_step, gather_rows, working_set
 from .problem import Problem, exclusivity, fit_loss, gradient_factor, lipschitz_bound, objective, quadratic_term
 from .sparsecols import align, combine, from_csc, make_keys, split_keys, to_csc
 from .wstep import solve_w
@@ -161,7 +166,8 @@ def fit_prolfa(pb: Problem, n_prototypes: int, mu: float, eps: float, max_iter: 
     k_cand = int(n_candidates)
     converged, rel, it = False, np.inf, 0
     stats = {"admm_iters": [], "line_search_s": [], "steps": [], "dense_columns": 0, "c_trials": 0,
-             "fallback_steps": 0, "searches": 0}
+             "fallback_steps": 0, "searches": 0, "widened": 0}
+    max_dense = max(8, dbar // 50)
     for it in range(1, int(max_iter) + 1):
         C_k, P_k = C, P
         H_k = gradient_factor(pb, P_k, W)
@@ -174,47 +180,57 @@ def fit_prolfa(pb: Problem, n_prototypes: int, mu: float, eps: float, max_iter: 
             t_top = float(np.linalg.eigvalsh(pb.T)[-1])
             t_prev = 0.5 / (t_top * (np.linalg.norm(W, 2) ** 2 + 1.0) * sq_dist + mu)
 
-        # one exact search per outer iteration: the rows that may enter each column
-        ws = working_set(X32, H_k, keys, dbar, k_cand)
-        ws.Xw = gather_rows(pb.X, ws.rows)       # exact rows (float64 if X is), for all inner steps
-        stats["searches"] += 1
-        # the inner steps work on d x d̄ blocks: multi-threaded BLAS gains little there and, on a
-        # loaded machine, its spinning threads cost up to 10x (measured); the search keeps all threads
+        while True:
+            try:
+                # one exact search per outer iteration: the rows that may enter each column
+                ws = working_set(X32, H_k, keys, dbar, k_cand)
+                ws.Xw = gather_rows(pb.X, ws.rows)       # exact rows (float64 if X is), for all inner steps
+                stats["searches"] += 1
+                # the inner steps work on d x d̄ blocks: multi-threaded BLAS gains little there and, on a
+                # loaded machine, its spinning threads cost up to 10x (measured); the search keeps all threads
+                with _small_blas():
+                    c_k = align(keys, c, ws.keys)
+                    cw, zw, lw = c_k.copy(), align(keys, z, ws.keys), align(keys, lam, ws.keys)
+                    full_ws = ws
+                    H, n_admm = H_k, 0
+                    for _ in range(int(max_iter_admm)):
+                        n_admm += 1
+                        z_new = reweighted_z_step(ws.rows, cw, zw, lw, N, mu, pb.lambda1, eps, max_iter_reweight,
+                                                  reweight_tol)
+                        res = c_step(pb, W, H, ws, cw, mu * (cw - z_new) - lw, 0.5 * mu, dbar, 2.0 * t_prev, t_min,
+                                     backtracking, max_dense=max_dense if ws.bound is not None and k_cand < N else None)
+                        stats["c_trials"] += res.n_trials
+                        stats["steps"].append(res.step)
+                        t_prev = res.step
+                        c_new = res.values
+                        if res.n_dense_columns:
+                            stats["dense_columns"] += res.n_dense_columns
+                            if res.n_dense_columns > max(8, dbar // 50):
+                                k_cand = min(4 * k_cand, N)
+                            new_ws = ws.extended(res.extra_keys, N)
+                            c_new = align(ws.keys, c_new, new_ws.keys)
+                            c_new[np.searchsorted(new_ws.keys, res.extra_keys)] = res.extra_values
+                            c_k, cw, zw, z_new, lw = (align(ws.keys, a, new_ws.keys) for a in (c_k, cw, zw, z_new, lw))
+                            ws = new_ws
+                        ws = ws.restricted()
+                        lw = lw + mu * (z_new - c_new)
+                        primal = float(np.max(np.abs(z_new - c_new)))
+                        dz = float(np.max(np.abs(z_new - zw)))
+                        cw, zw = c_new, z_new
+                        if primal <= admm_tol and dz <= admm_tol:
+                            break
+                        if n_admm < max_iter_admm:
+                            H = gradient_factor(pb, combine(pb.X, ws.rows, ws.cols, cw, dbar, Xw=ws.Xw), W)
+                    stats["admm_iters"].append(n_admm)
+            except CandidatesExhausted as exc:
+                # too many columns outgrew the candidate list: one wider search beats dense columns
+                log.info("prolfa iter %d: %s columns exceed %d candidates; searching %d", it, exc, k_cand,
+                         min(4 * k_cand, N))
+                k_cand = min(4 * k_cand, N)
+                stats["widened"] += 1
+                continue
+            break
         with _small_blas():
-            c_k = align(keys, c, ws.keys)
-            cw, zw, lw = c_k.copy(), align(keys, z, ws.keys), align(keys, lam, ws.keys)
-            full_ws = ws
-            H, n_admm = H_k, 0
-            for _ in range(int(max_iter_admm)):
-                n_admm += 1
-                z_new = reweighted_z_step(ws.rows, cw, zw, lw, N, mu, pb.lambda1, eps, max_iter_reweight,
-                                          reweight_tol)
-                res = c_step(pb, W, H, ws, cw, mu * (cw - z_new) - lw, 0.5 * mu, dbar, 2.0 * t_prev, t_min,
-                             backtracking)
-                stats["c_trials"] += res.n_trials
-                stats["steps"].append(res.step)
-                t_prev = res.step
-                c_new = res.values
-                if res.n_dense_columns:
-                    stats["dense_columns"] += res.n_dense_columns
-                    if res.n_dense_columns > max(8, dbar // 50):
-                        k_cand = min(4 * k_cand, N)
-                    new_ws = ws.extended(res.extra_keys, N)
-                    c_new = align(ws.keys, c_new, new_ws.keys)
-                    c_new[np.searchsorted(new_ws.keys, res.extra_keys)] = res.extra_values
-                    c_k, cw, zw, z_new, lw = (align(ws.keys, a, new_ws.keys) for a in (c_k, cw, zw, z_new, lw))
-                    ws = new_ws
-                ws = ws.restricted()
-                lw = lw + mu * (z_new - c_new)
-                primal = float(np.max(np.abs(z_new - c_new)))
-                dz = float(np.max(np.abs(z_new - zw)))
-                cw, zw = c_new, z_new
-                if primal <= admm_tol and dz <= admm_tol:
-                    break
-                if n_admm < max_iter_admm:
-                    H = gradient_factor(pb, combine(pb.X, ws.rows, ws.cols, cw, dbar, Xw=ws.Xw), W)
-            stats["admm_iters"].append(n_admm)
-
             # safeguard: the best convex combination of C_k and the ADMM result for J(., W_k)
             dv = cw - c_k
             s_max = max_feasible_step(c_k, dv, extrapolate)
