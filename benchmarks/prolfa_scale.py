@@ -6,6 +6,9 @@ change of J, wall time, peak RSS and the 1-NN accuracy on the held-out 20%
 under benchmarks/out/). Run it alone:
 
     flock /tmp/lfabench-bench.lock .venv/bin/python benchmarks/prolfa_scale.py [--quick]
+
+Parts can run separately (``--skip-full``, ``--only-full``, ``--n ...``, ``--dbar ...``,
+``--out NAME``) and be joined with ``--merge a.csv b.csv --out prolfa_scale``.
 """
 
 from __future__ import annotations
@@ -97,7 +100,19 @@ def main():
                     help="N values of the vs-N series at d̄ = 256 (0: all; the all-N point is the d̄ = 256 one)")
     ap.add_argument("--out", default="prolfa_scale", help="basename of the CSV/PNG under benchmarks/out/")
     ap.add_argument("--verbose", action="store_true", help="log every outer iteration")
+    ap.add_argument("--merge", nargs="+", metavar="CSV",
+                    help="no fits: concatenate these CSVs (parts run separately) into --out's CSV and plot")
     args = ap.parse_args()
+    if args.merge:
+        rows = []
+        for path in args.merge:
+            with open(path, newline="") as fh:
+                for r in csv.DictReader(fh):
+                    r.update(N=int(r["N"]), n_prototypes=int(r["n_prototypes"]), seconds=float(r["seconds"]))
+                    rows.append(r)
+        save(rows, OUT / f"{args.out}.csv")
+        plot(rows, OUT / f"{args.out}.png")
+        return
     if args.verbose:
         import logging
 
