@@ -16,7 +16,11 @@ buffer), and records the ``k``-th best value as a bound on everything left out.
 :func:`c_step` projects on the working set. With the bound (a *full* step) the
 result is the exact projection of the whole column whenever the column's
 threshold is at least its bound; columns where it is not are redone densely
-(one ``X h_j`` product each). Without it (*restricted* steps, used for the ADMM
+(one ``X h_j`` product each, then only the column's top entries are sorted:
+:func:`~lfabench.prolfa.simplex.project_columns_top`). When more than a few
+columns fail (``max_dense``), :class:`CandidatesExhausted` tells the solver to
+search 4x more rows per column instead: one FAISS search is far cheaper than
+thousands of dense numpy columns at Scene-15 scale. Without it (*restricted* steps, used for the ADMM
 iterations inside one outer iteration, whose working set is fixed) the step is
 exact for the problem restricted to the working set; the next outer iteration's
 search adds any row that should enter.
