@@ -244,9 +244,18 @@ def fit_prolfa(pb: Problem, n_prototypes: int, mu: float, eps: float, max_iter: 
                 r = np.bincount(ws.rows, weights=c_k, minlength=N)
                 L_pg = lipschitz_bound(pb, W) + 2.0 * pb.lambda1 * max(dbar - 1, 1)
                 base_ws = align(ws.keys, c_k, full_ws.keys)
-                res = c_step(pb, W, H_k, full_ws, base_ws, 2.0 * pb.lambda1 * (r[full_ws.rows] - base_ws), 0.0,
-                             dbar, 2.0 * t_prev, 1.0 / L_pg, backtracking, row_extra=2.0 * pb.lambda1 * r,
-                             exclusive=True)
+                fb_args = (base_ws, 2.0 * pb.lambda1 * (r[full_ws.rows] - base_ws), 0.0, dbar, 2.0 * t_prev,
+                           1.0 / L_pg, backtracking)
+                try:
+                    res = c_step(pb, W, H_k, full_ws, *fb_args, row_extra=2.0 * pb.lambda1 * r, exclusive=True,
+                                 max_dense=max_dense if k_cand < N else None)
+                except CandidatesExhausted:
+                    # many columns would leave the working set: step on the working set only (a
+                    # projection onto a face of the simplex holding C_k: still a descent step); the
+                    # next outer iteration's search brings the rows in
+                    res = c_step(pb, W, H_k, full_ws.restricted(), *fb_args, row_extra=2.0 * pb.lambda1 * r,
+                                 exclusive=True)
+                    k_cand = min(4 * k_cand, N)
                 stats["fallback_steps"] += 1
                 stats["c_trials"] += res.n_trials
                 fb = to_csc(full_ws.keys, res.values, N, dbar)
