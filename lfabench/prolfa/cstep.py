@@ -50,7 +50,7 @@ __all__ = ["CandidatesExhausted", "WorkingSet", "CStepResult", "working_set", "t
 #: Below this many entries (N * d̄) the candidate search is one dense numpy product.
 DENSE_SEARCH_LIMIT = 4_000_000
 #: Largest float64 copy of the working set's descriptor rows kept for the inner iterations.
-GATHER_LIMIT_BYTES = 768 << 20
+GATHER_LIMIT_BYTES = 1536 << 20
 
 
 class CandidatesExhausted(Exception):
