@@ -84,6 +84,7 @@ def plot(rows, path):
     axes[1].plot([r["n_prototypes"] for r in vd], [r["seconds"] for r in vd], "o-")
     axes[1].set(xlabel="d̄ (prototypes), full N", ylabel="fit time (s)", xscale="log")
     axes[1].set_xticks([256, 512, 1024, 2048, 4096], ["256", "512", "1024", "2048", "4096"])
+    axes[1].minorticks_off()
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     print(f"wrote {path}")
