@@ -26,7 +26,8 @@ def wheel(tmp_path_factory):
 def test_wheel_contains_configs_plugins_and_entry_points(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     for required in ("lfabench_conf/config.yaml", "lfabench_conf/aggregator/bow.yaml",
-                     "lfabench_conf/dataset/digits.yaml", "lfabench_plugins/bow.py", "lfabench/hookspecs.py"):
+                     "lfabench_conf/dataset/digits.yaml", "lfabench_plugins/bow.py", "lfabench/hookspecs.py",
+                     "lfabench/prolfa/solver.py", "lfabench/evaluation/knn.py", "lfabench_plugins/prolfa.py"):
         assert required in names, f"{required} missing from the wheel"
     (ep,) = [n for n in names if n.endswith("entry_points.txt")]
     text = zipfile.ZipFile(wheel).read(ep).decode()

@@ -1,0 +1,151 @@
+"""The data of one ProLFA fit and its kernel-free quantities (paper eq. "ModelRelax2").
+
+Notation (rows are descriptors, the transpose of the paper's ``X``):
+
+* ``X``: ``(N, d)`` all descriptors, labelled and unlabelled samples alike (the
+  prototype candidates);
+* ``Mu``: ``(n, d)`` mean descriptor of each *labelled* sample (``G_i X^T`` in the
+  paper; an empty sample has a zero mean) and ``Y``: ``(n, c)`` their responses;
+* ``C`` (the selection matrix): ``(N, d̄)``, columns on the probability simplex;
+* ``P = X^T C``: ``(d, d̄)`` prototypes; the aggregated vectors are ``Xbar = Mu P``
+  (``xbar_i = G_i X^T X C``), so neither the ``N x N`` kernel ``X X^T`` nor the
+  ``n x N`` matrix ``G X X^T`` is ever formed;
+* ``W``: ``(d̄, c)`` projection.
+
+Everything here costs ``O(d^2 d̄ + d d̄ c)`` given ``P`` (``d x d`` matrices
+``T = Mu^T Mu``, ``R`` with ``R^T R = T``, ``M_Y = Mu^T Y``), except the gradient
+entries, which cost ``O(d)`` each.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["Problem", "fit_loss", "exclusivity", "objective", "gradient_factor", "gradient_entries",
+           "quadratic_term", "lipschitz_bound"]
+
+
+@dataclass
+class Problem:
+    """Fixed data of a fit. Build with :meth:`Problem.build`."""
+
+    X: np.ndarray          # (N, d) descriptors, as given (float32 or float64)
+    Mu: np.ndarray         # (n, d) float64 labelled-sample means
+    Y: np.ndarray          # (n, c) float64 responses
+    T: np.ndarray          # (d, d) Mu^T Mu
+    R: np.ndarray          # (d, d) with R^T R = T
+    MY: np.ndarray         # (d, c) Mu^T Y
+    YtY: np.ndarray        # (c, c)
+    Y_sq: float            # ||Y||_F^2
+    Sc: np.ndarray         # (d, d) scatter of the descriptors about their mean
+    lambda1: float
+    lambda2: float
+
+    @classmethod
+    def build(cls, X: np.ndarray, Mu: np.ndarray, Y: np.ndarray, lambda1: float, lambda2: float) -> "Problem":
+        Mu = np.asarray(Mu, dtype=np.float64)
+        Y = np.asarray(Y, dtype=np.float64)
+        T = Mu.T @ Mu
+        evals, evecs = np.linalg.eigh(T)
+        R = np.sqrt(np.clip(evals, 0.0, None))[:, None] * evecs.T
+        # Scatter in float64 by blocks: float32 accumulation over 10^5 rows is too coarse for
+        # the Lipschitz bound, and a float64 copy of X would double the memory.
+        d = X.shape[1]
+        S = np.zeros((d, d))
+        s1 = np.zeros(d)
+        for start in range(0, X.shape[0], 65536):
+            B = np.asarray(X[start:start + 65536], dtype=np.float64)
+            S += B.T @ B
+            s1 += B.sum(axis=0)
+        x0 = s1 / max(X.shape[0], 1)
+        Sc = S - X.shape[0] * np.outer(x0, x0)
+        return cls(X=X, Mu=Mu, Y=Y, T=T, R=R, MY=Mu.T @ Y, YtY=Y.T @ Y, Y_sq=float(np.sum(Y * Y)),
+                   Sc=(Sc + Sc.T) / 2, lambda1=float(lambda1), lambda2=float(lambda2))
+
+    @property
+    def n_descriptors(self) -> int:
+        return int(self.X.shape[0])
+
+    def prototypes(self, C: sp.spmatrix) -> np.ndarray:
+        """``P = X^T C``: ``(d, d̄)`` float64, from the sparse ``(N, d̄)`` selection."""
+        C = sp.csc_matrix(C)
+        return np.asarray((C.T @ self.X).T, dtype=np.float64)
+
+
+def fit_loss(pb: Problem, P: np.ndarray, W: np.ndarray) -> float:
+    """``sum_i ||xbar_i W - y_i||^2 + ||xbar_i - y_i W^T||^2`` with ``xbar_i = mu_i^T P``."""
+    RP = pb.R @ P
+    RPW = RP @ W
+    PW = P @ W
+    forward = np.sum(RPW * RPW) - 2.0 * np.sum(PW * pb.MY) + pb.Y_sq
+    reverse = np.sum(RP * RP) - 2.0 * np.sum(P * (pb.MY @ W.T)) + np.sum((W @ pb.YtY) * W)
+    return float(forward + reverse)
+
+
+def exclusivity(C: sp.spmatrix) -> float:
+    """``||C||_{1,2}^2 - ||C||_F^2 = sum_i (sum_j |c_ij|)^2 - sum_ij c_ij^2`` (paper Definition 1).
+
+    Equals ``2 * sum_{j != k} ||c_j ⊙ c_k||_1``: zero exactly when no descriptor
+    is shared by two prototypes.
+    """
+    C = sp.csr_matrix(C)
+    r = np.asarray(abs(C).sum(axis=1)).ravel()
+    return float(r @ r - C.multiply(C).sum())
+
+
+def objective(pb: Problem, C: sp.spmatrix, W: np.ndarray, P: np.ndarray | None = None) -> float:
+    """The paper's energy ``J(C, W)`` (eq. "ModelRelax2")."""
+    P = pb.prototypes(C) if P is None else P
+    return fit_loss(pb, P, W) + pb.lambda1 * exclusivity(C) + pb.lambda2 * float(np.sum(W * W))
+
+
+def gradient_factor(pb: Problem, P: np.ndarray, W: np.ndarray) -> np.ndarray:
+    """``H = T P (W W^T + I) - 2 M_Y W^T`` (``(d, d̄)``): the fit gradient wrt C is ``2 X H``."""
+    TP = pb.T @ P
+    # (TP W) W^T, never the d̄ x d̄ matrix W W^T: 2e9 flops per call at d̄ = 4096, against 2e7
+    return (TP @ W) @ W.T + TP - 2.0 * (pb.MY @ W.T)
+
+
+def gradient_entries(pb: Problem, H: np.ndarray, rows: np.ndarray, cols: np.ndarray,
+                     chunk: int = 1 << 16, Xw: np.ndarray | None = None) -> np.ndarray:
+    """Entries ``(2 X H)[rows, cols]`` in float64, ``O(d)`` each, in chunks (never the dense ``N x d̄``).
+
+    ``Xw`` (optional): ``X[rows]`` in float64, gathered once by the caller.
+    """
+    out = np.empty(rows.size, dtype=np.float64)
+    Ht = np.ascontiguousarray(H.T)
+    for s in range(0, rows.size, chunk):
+        r, c = rows[s:s + chunk], cols[s:s + chunk]
+        Xr = Xw[s:s + chunk] if Xw is not None else np.asarray(pb.X[r], dtype=np.float64)
+        out[s:s + chunk] = 2.0 * np.einsum("nd,nd->n", Xr, Ht[c])
+    return out
+
+
+def quadratic_term(pb: Problem, U: np.ndarray, W: np.ndarray) -> float:
+    """Second-order term of the fit loss along a direction D with ``U = X^T D`` (``(d, d̄)``).
+
+    ``fit(C + D) = fit(C) + <2 X H, D> + quadratic_term`` exactly:
+    ``||Mu U W||^2 + ||Mu U||^2``.
+    """
+    RU = pb.R @ U
+    RUW = RU @ W
+    return float(np.sum(RUW * RUW) + np.sum(RU * RU))
+
+
+def lipschitz_bound(pb: Problem, W: np.ndarray) -> float:
+    """A spectral bound on the Lipschitz constant of the fit gradient over simplex-feasible moves.
+
+    The fit's Hessian acts as ``D -> 2 A^T A D (W W^T + I)`` with ``A = Mu X^T``;
+    for ``D`` with zero column sums (the difference of two simplex-feasible
+    matrices) ``X^T D = Xc^T D`` with centred descriptors, so
+    ``L = 2 lambda_max(R Sc R^T) (sigma_max(W)^2 + 1)`` — a ``d x d``
+    eigenproblem (the notes' bound with the scatter ``Sc`` in place of ``S``;
+    never larger, often far smaller).
+    """
+    M = pb.R @ pb.Sc @ pb.R.T
+    lam = float(np.linalg.eigvalsh((M + M.T) / 2)[-1])
+    sigma = float(np.linalg.norm(W, 2)) if W.size else 0.0
+    return 2.0 * max(lam, 0.0) * (sigma * sigma + 1.0)
