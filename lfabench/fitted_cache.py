@@ -27,7 +27,18 @@ import numpy as np
 
 from .cache import ArrayCache, cache_key
 
-__all__ = ["array_fingerprint", "cached_fit", "resolve_cache"]
+__all__ = ["array_fingerprint", "cached_fit", "resolve_cache", "drain_cache_events"]
+
+# Hits and misses since the last drain: the runner records them, so a fit time that came from the
+# cache is never mistaken for a training time.
+_events: list[dict[str, Any]] = []
+
+
+def drain_cache_events() -> list[dict[str, Any]]:
+    """The ``{"entry", "hit"}`` cache look-ups made since the previous call (then forgotten)."""
+    events = list(_events)
+    _events.clear()
+    return events
 
 
 def array_fingerprint(*arrays: np.ndarray) -> str:
@@ -67,6 +78,7 @@ def cached_fit(kind: str, tag: str, sample: np.ndarray, params: dict[str, Any],
                  training_sample_shape=list(np.shape(sample)))
     name = cache_key(kind, tag, parts)
     hit = store.load(name)
+    _events.append({"entry": name, "hit": hit is not None})
     if hit is not None:
         return hit
     arrays = {k: np.asarray(v) for k, v in fit().items()}

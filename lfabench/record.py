@@ -14,7 +14,8 @@ Schema (``schema_version`` 1)::
       "metrics": {name: float},
       "timings_s": {"descriptors", "fit", "transform", "evaluate", "total"},
       "peak_rss_mb": float,         # peak resident memory of the process (ru_maxrss, MiB)
-      "peak_rss_mb_by_stage": {stage: float},  # peak RSS sampled every 20 ms during each stage
+      "peak_rss_mb_by_stage": {stage: float},
+      "fit_cache": [{"entry", "hit"}],  # fitted arrays the fit took from / stored in the cache  # peak RSS sampled every 20 ms during each stage
       "dataset": {"name", "task", "n_samples", "fingerprint", ...},
       "split": {...},               # protocol's split information
       "started_at", "finished_at": ISO-8601 UTC,

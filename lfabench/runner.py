@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from .fitted_cache import drain_cache_events
 from .plugin import KINDS
 from .record import RunRecorder
 from .registry import get_registry
@@ -59,8 +60,10 @@ def run_benchmark(cfg: dict[str, Any], run_dir: Path | str, setting: dict[str, A
             split = evaluator.split(dataset, seed)
             rec.data["split"] = dict(split.info, n_fit=int(len(split.fit_indices)))
         aggregator = specs["aggregator"].factory(**_params(cfg, "aggregator"))
+        drain_cache_events()
         with rec.stage("fit"):
             aggregator.fit(bags.subset(split.fit_indices), split.fit_labels)
+        rec.data["fit_cache"] = drain_cache_events()  # fitted arrays (codebooks, GMMs) reused from the cache
         with rec.stage("transform"):
             features = aggregator.transform(evaluator.prepare_bags(bags, dataset, split))
             rec.data["output_dim"] = int(features.shape[1])

@@ -22,6 +22,7 @@ def test_default_run_prints_table_and_writes_record(tmp_path):
     assert rec["peak_rss_mb"] > 0 and set(rec["peak_rss_mb_by_stage"]) >= {"fit", "transform"}
     assert rec["dataset"]["n_samples"] == 1797 and len(rec["dataset"]["fingerprint"]) == 64
     assert rec["seed"] == 0 and rec["lfabench_version"] and rec["started_at"]
+    assert [e["entry"].startswith("kmeans-") for e in rec["fit_cache"]] == [True]  # bow's codebook, hit or miss
     acc = rec["metrics"]["accuracy"]
     assert 50.0 < acc <= 100.0  # 10 balanced classes: chance is 10%
     assert f"{acc:.4f}" in proc.stdout
@@ -69,3 +70,14 @@ def test_synthetic_dataset_selects_native_descriptor(tmp_path):
     assert rec["config"]["descriptor"]["name"] == "native"
     assert {k: rec["descriptors"][k] for k in ("n_descriptors", "dim", "empty_samples")} == {
         "n_descriptors": 2000, "dim": 2, "empty_samples": 0}
+
+
+def test_fit_cache_hits_are_recorded(tmp_path):
+    env = {"LFABENCH_CACHE": str(tmp_path / "cache")}
+    for run in ("first", "second"):
+        run_cli(["run", f"hydra.run.dir={run}", *SMALL], cwd=tmp_path, env=env)
+    first, second = (json.loads((tmp_path / r / "result.json").read_text()) for r in ("first", "second"))
+    assert [e["hit"] for e in first["fit_cache"]] == [False]
+    assert [e["hit"] for e in second["fit_cache"]] == [True]
+    assert first["fit_cache"][0]["entry"] == second["fit_cache"][0]["entry"]
+    assert first["metrics"] == second["metrics"]  # the cached codebook is the trained one
