@@ -8,7 +8,7 @@ import pytest
 from lfabench import get_plugin
 from lfabench.datasets import DatasetNotFoundError
 
-from issue4_helpers import need_shared
+from data_helpers import need_shared
 
 CLASSES = ("aeroplane", "bicycle", "bird", "boat", "bottle", "bus", "car", "cat", "chair", "cow", "diningtable",
            "dog", "horse", "motorbike", "person", "pottedplant", "sheep", "sofa", "train", "tvmonitor")

@@ -13,7 +13,7 @@ from lfabench import fetch as fetch_mod
 from lfabench.cli import main
 from lfabench.data import registered
 
-from issue4_helpers import need_shared
+from data_helpers import need_shared
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from lfabench.datasets import Dataset
 from lfabench.descriptors import Descriptor
 from lfabench.runner import run_benchmark
 
-from issue4_helpers import textured_image, write_jpeg
+from data_helpers import textured_image, write_jpeg
 
 
 def _dataset(n=10, name="toy"):

@@ -12,7 +12,7 @@ from lfabench import get_plugin
 from lfabench.bags import KEYPOINT_FIELDS
 from lfabench.datasets import Dataset
 
-from issue4_helpers import textured_image
+from data_helpers import textured_image
 
 
 def test_daisy_dense_equals_scikit_image_on_the_grid():

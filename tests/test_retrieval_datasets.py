@@ -10,7 +10,7 @@ import pytest
 from lfabench import get_plugin
 from lfabench.datasets import DatasetNotFoundError
 
-from issue4_helpers import need_shared
+from data_helpers import need_shared
 
 LANDMARKS = ("all_souls", "ashmolean", "balliol", "bodleian", "christ_church", "cornmarket", "hertford", "keble",
              "magdalen", "pitt_rivers", "radcliffe_camera")

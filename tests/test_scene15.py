@@ -9,7 +9,7 @@ from lfabench import get_plugin
 from lfabench.data import register
 from lfabench.datasets import DatasetNotFoundError
 
-from issue4_helpers import need_shared, textured_image, write_jpeg
+from data_helpers import need_shared, textured_image, write_jpeg
 
 OFFICIAL = {"bedroom": 216, "CALsuburb": 241, "industrial": 311, "kitchen": 210, "livingroom": 289,
             "MITcoast": 360, "MITforest": 328, "MIThighway": 260, "MITinsidecity": 308, "MITmountain": 374,

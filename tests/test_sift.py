@@ -9,7 +9,7 @@ import pytest
 from lfabench import get_plugin
 from lfabench.bags import KEYPOINT_FIELDS
 
-from issue4_helpers import need_shared, textured_image
+from data_helpers import need_shared, textured_image
 
 
 def _image():

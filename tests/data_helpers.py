@@ -7,14 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
-
-
-def shared_data_dir() -> Path | None:
-    for cand in (REPO.parent / "shared" / "data", Path("/work/shared/data")):
-        if cand.is_dir():
-            return cand
-    return None
+from conftest import REPO, shared_data_dir  # noqa: F401 - re-exported for the dataset tests
 
 
 def need_shared(sub: str) -> Path:
