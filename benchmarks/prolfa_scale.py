@@ -27,7 +27,7 @@ sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
 from common import OUT, scene15_sift  # noqa: E402
 
 from lfabench.splits import stratified_split  # noqa: E402
-from lfabench_plugins.knn import knn_predict_l2  # noqa: E402
+from lfabench.evaluation import knn_predict  # noqa: E402
 from lfabench_plugins.prolfa import ProLFA  # noqa: E402
 
 
@@ -43,14 +43,15 @@ def one_fit(train, y_train, n_prototypes, seed=0, **params):
         est.fit(train, y_train)
     seconds = time.perf_counter() - t0
     info = est.fit_info_
-    return est, {"N": train.n_descriptors, "n_prototypes": n_prototypes, "seconds": round(seconds, 2),
+    return est, {"N": train.n_descriptors, "n_prototypes": n_prototypes, "max_support": est.max_support,
+                 "seconds": round(seconds, 2),
                  "iterations": est.n_iter_, "converged": bool(est.converged_),
                  "final_relative_change": float(info["final_relative_change"]),
-                 "searches": info["searches"], "widened": info.get("widened", 0), "nnz": int(est.selection_.nnz),
+                 "searches": info["searches"], "fallback_steps": info["fallback_steps"], "widened": info.get("widened", 0), "nnz": int(est.selection_.nnz),
                  "warnings": [str(w.message) for w in caught], "peak_rss_mb": round(peak_rss_mb(), 1)}
 
 
-CSV_KEYS = ["kind", "N", "n_prototypes", "seconds", "iterations", "converged", "final_relative_change",
+CSV_KEYS = ["kind", "N", "n_prototypes", "max_support", "seconds", "iterations", "converged", "final_relative_change",
             "searches", "widened", "nnz", "peak_rss_mb", "accuracy_1nn", "load_before", "load_after"]
 
 
@@ -137,7 +138,7 @@ def main():
         lb = load_average()
         est, rec = one_fit(train, y_train, 4096)
         F_tr, F_te = est.transform(train), est.transform(test)
-        acc = 100.0 * np.mean(knn_predict_l2(F_tr, y_train, F_te, 1) == labels[test_idx])
+        acc = 100.0 * np.mean(knn_predict(F_tr, y_train, F_te, 1, metric="euclidean") == labels[test_idx])
         rec.update(accuracy_1nn=round(float(acc), 2))
         record(rec, "full", lb)
     if args.only_full:
