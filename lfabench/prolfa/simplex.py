@@ -184,7 +184,8 @@ def project_columns_sparse(V: np.ndarray, k: int) -> np.ndarray:
     k = int(min(k, n))
     if k >= n:
         return project_columns(V)
-    top = np.argpartition(-V, k - 1, axis=0)[:k]
-    P = np.zeros_like(V)
-    np.put_along_axis(P, top, project_columns(np.take_along_axis(V, top, axis=0)), axis=0)
-    return P
+    Vt = np.ascontiguousarray(V.T)                 # rows contiguous: argpartition along axis 0 is strided
+    top = np.argpartition(-Vt, k - 1, axis=1)[:, :k]
+    P = np.zeros_like(Vt)
+    np.put_along_axis(P, top, project_columns(np.take_along_axis(Vt, top, axis=1).T).T, axis=1)
+    return P.T
