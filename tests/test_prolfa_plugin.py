@@ -45,8 +45,9 @@ def demo_objective(bags, y, C, W, lambda1, lambda2):
             + lambda1 * np.sum(np.abs(C).sum(axis=1) ** 2) + lambda2 * np.sum(W ** 2))
 
 
-# the demo solves the paper's plain simplex model: no support cap
-DEMO = dict(n_prototypes=2, lambda1=2.0, lambda2=0.5, mu=0.1, normalize="none", max_support=None)
+# the demo solves the paper's plain simplex model: no support cap; 20 ADMM iterations per outer one (the
+# plain-simplex solver relies on ADMM moves; with 5, seed 2 needs more than max_iter = 100 outer iterations)
+DEMO = dict(n_prototypes=2, lambda1=2.0, lambda2=0.5, mu=0.1, normalize="none", max_support=None, max_iter_admm=20)
 
 
 @pytest.mark.shared_data

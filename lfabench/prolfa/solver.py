@@ -23,6 +23,11 @@ Outer iteration ``k``:
    at Scene-15 scale with ``mu = 1``: "converged" after 3 iterations).
 3. W-step (:mod:`.wstep`): exact minimiser, so ``J`` never increases.
 
+With ``max_support = k`` (the k-sparse simplex model option, see
+:func:`fit_prolfa`) step 2 differs: ADMM runs on the working set only, the
+monotone projected-gradient step is computed every outer iteration, and the
+lower of the two points (by exact ``J(., W_k)``) is kept.
+
 Hence ``objective_history`` is non-increasing (tested). The loop stops when the
 relative change of ``J`` falls below ``tol`` (default 1e-4), or at ``max_iter``
 with a :class:`ConvergenceWarning`.
