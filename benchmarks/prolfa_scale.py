@@ -27,7 +27,7 @@ sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
 from common import OUT, scene15_sift  # noqa: E402
 
 from lfabench.splits import stratified_split  # noqa: E402
-from lfabench_plugins.knn import knn_predict_l2  # noqa: E402
+from lfabench.evaluation import knn_predict  # noqa: E402
 from lfabench_plugins.prolfa import ProLFA  # noqa: E402
 
 
@@ -43,14 +43,15 @@ def one_fit(train, y_train, n_prototypes, seed=0, **params):
         est.fit(train, y_train)
     seconds = time.perf_counter() - t0
     info = est.fit_info_
-    return est, {"N": train.n_descriptors, "n_prototypes": n_prototypes, "seconds": round(seconds, 2),
+    return est, {"N": train.n_descriptors, "n_prototypes": n_prototypes, "max_support": est.max_support,
+                 "seconds": round(seconds, 2),
                  "iterations": est.n_iter_, "converged": bool(est.converged_),
                  "final_relative_change": float(info["final_relative_change"]),
-                 "searches": info["searches"], "widened": info.get("widened", 0), "nnz": int(est.selection_.nnz),
+                 "searches": info["searches"], "fallback_steps": info["fallback_steps"], "max_iter_admm": est.max_iter_admm, "widened": info.get("widened", 0), "nnz": int(est.selection_.nnz),
                  "warnings": [str(w.message) for w in caught], "peak_rss_mb": round(peak_rss_mb(), 1)}
 
 
-CSV_KEYS = ["kind", "N", "n_prototypes", "seconds", "iterations", "converged", "final_relative_change",
+CSV_KEYS = ["kind", "N", "n_prototypes", "max_support", "seconds", "iterations", "converged", "final_relative_change",
             "searches", "widened", "nnz", "peak_rss_mb", "accuracy_1nn", "load_before", "load_after"]
 
 
@@ -100,6 +101,9 @@ def main():
     ap.add_argument("--n", type=int, nargs="*", default=[10_000, 50_000, 100_000],
                     help="N values of the vs-N series at d̄ = 256 (0: all; the all-N point is the d̄ = 256 one)")
     ap.add_argument("--out", default="prolfa_scale", help="basename of the CSV/PNG under benchmarks/out/")
+    ap.add_argument("--max-support", type=int, default=None,
+                    help="ProLFA max_support for every fit (default: the plugin's default); 0: no cap")
+    ap.add_argument("--max-iter-admm", type=int, default=None, help="ProLFA max_iter_admm (default: the plugin's)")
     ap.add_argument("--verbose", action="store_true", help="log every outer iteration")
     ap.add_argument("--merge", nargs="+", metavar="CSV",
                     help="no fits: concatenate these CSVs (parts run separately) into --out's CSV and plot")
@@ -126,6 +130,11 @@ def main():
     y_train = labels[train_idx]
     print(f"train: {train.n_samples} images, N={train.n_descriptors}; test: {test.n_samples} images", flush=True)
     rows = []
+    params = {}
+    if args.max_support is not None:
+        params["max_support"] = args.max_support or None
+    if args.max_iter_admm is not None:
+        params["max_iter_admm"] = args.max_iter_admm
 
     def record(rec, kind, load_before):
         rec.update(kind=kind, load_before=load_before, load_after=load_average())
@@ -135,9 +144,9 @@ def main():
 
     if not args.skip_full and not args.quick:
         lb = load_average()
-        est, rec = one_fit(train, y_train, 4096)
+        est, rec = one_fit(train, y_train, 4096, **params)
         F_tr, F_te = est.transform(train), est.transform(test)
-        acc = 100.0 * np.mean(knn_predict_l2(F_tr, y_train, F_te, 1) == labels[test_idx])
+        acc = 100.0 * np.mean(knn_predict(F_tr, y_train, F_te, 1, metric="euclidean") == labels[test_idx])
         rec.update(accuracy_1nn=round(float(acc), 2))
         record(rec, "full", lb)
     if args.only_full:
@@ -149,11 +158,11 @@ def main():
         order = rng.permutation(train.n_samples)
         keep = np.sort(order[: np.searchsorted(np.cumsum(train.counts[order]), n) + 1])
         lb = load_average()
-        _, rec = one_fit(train.subset(keep), y_train[keep], 256)
+        _, rec = one_fit(train.subset(keep), y_train[keep], 256, **params)
         record(rec, "vs_N", lb)
     for dbar in ([] if args.quick else args.dbar):
         lb = load_average()
-        _, rec = one_fit(train, y_train, dbar)
+        _, rec = one_fit(train, y_train, dbar, **params)
         record(rec, "vs_dbar", lb)
     print(f"wrote {csv_path}")
     plot(rows, png_path)

@@ -62,6 +62,22 @@ class ProLFA(Aggregator):
     step : {"backtracking", "lipschitz"}
         C-step size: backtracking on the exact descent-lemma test (default) or
         the paper's fixed ``1 / L`` with the spectral bound.
+    max_support : int or None
+        Model option: at most this many non-zero weights per prototype (the
+        k-sparse simplex, Kyrillidis et al. ICML 2013), so every prototype is a
+        convex combination of at most ``max_support`` descriptors. ``None`` is
+        the paper's plain simplex. Default 4: without a cap, on l2 SIFT the fit
+        term keeps lowering J by averaging ever more descriptors per prototype
+        (8 -> 53 non-zeros per column over 25 iterations at Scene-15 scale, not
+        converged), because convex combinations of unit vectors are shorter and
+        shrink the reverse-regression term ``||xbar_i - y_i W^T||^2``; the
+        exclusivity term does not stop it (it only penalises descriptors shared
+        *between* prototypes). Measured at Scene-15 scale (N = 316k, d̄ = 4096):
+        k = 16 still changed J by ~1e-3 per iteration after 26 iterations
+        (344 s); k = 4 converged (rel. change < 1e-4) in 38 iterations, 184 s.
+        With a cap, ADMM runs on the working set and the monotone gradient step is
+        computed every iteration; the better point is kept (see
+        :func:`~lfabench.prolfa.fit_prolfa`).
     normalize : {"l2", "rootsift", "none"}
         Descriptor normalisation, at fit and transform; ``"none"`` uses them exactly as given.
     random_state : int, Generator or None
@@ -87,10 +103,10 @@ class ProLFA(Aggregator):
     supervised = True
 
     def __init__(self, n_prototypes: int = 256, lambda1: float = 1.0, lambda2: float = 1.0, mu: float = 10.0,
-                 eps: float = 0.1, max_iter: int = 100, tol: float = 1e-4, max_iter_admm: int = 20,
+                 eps: float = 0.1, max_iter: int = 100, tol: float = 1e-4, max_iter_admm: int = 5,
                  admm_tol: float = 1e-4, max_iter_reweight: int = 5, reweight_tol: float = 1e-6,
                  n_candidates: int = 16, extrapolate: float = 8.0, step: str = "backtracking", normalize: str = "l2",
-                 random_state=None):
+                 max_support: int | None = 4, random_state=None):
         self.n_prototypes = n_prototypes
         self.lambda1 = lambda1
         self.lambda2 = lambda2
@@ -106,6 +122,7 @@ class ProLFA(Aggregator):
         self.extrapolate = extrapolate
         self.step = step
         self.normalize = normalize
+        self.max_support = max_support
         self.random_state = random_state
 
     def _check_params(self):
@@ -115,6 +132,8 @@ class ProLFA(Aggregator):
         for p in ("lambda1", "lambda2"):
             if not float(getattr(self, p)) >= 0:
                 raise ValueError(f"{name}: {p} must be >= 0, got {getattr(self, p)}")
+        if self.max_support is not None and not int(self.max_support) >= 1:
+            raise ValueError(f"{name}: max_support must be >= 1 or None, got {self.max_support}")
         if not float(self.extrapolate) >= 1:
             raise ValueError(f"{name}: extrapolate must be >= 1, got {self.extrapolate}")
         for p in ("mu", "eps", "tol"):
@@ -144,7 +163,8 @@ class ProLFA(Aggregator):
                          tol=float(self.tol), max_iter_admm=int(self.max_iter_admm), admm_tol=float(self.admm_tol),
                          max_iter_reweight=int(self.max_iter_reweight), reweight_tol=float(self.reweight_tol),
                          n_candidates=int(self.n_candidates), step=self.step, random_state=self.random_state,
-                         extrapolate=float(self.extrapolate))
+                         extrapolate=float(self.extrapolate),
+                         max_support=None if self.max_support is None else int(self.max_support))
         self.selection_ = res.selection if Xc is X else expand_rows(res.selection, reps, X.shape[0])
         self.projection_ = res.projection
         self.prototypes_ = res.prototypes

@@ -11,7 +11,8 @@ from lfabench import Bags
 from lfabench.prolfa import Problem, exclusivity, fit_loss, gradient_factor, lipschitz_bound, objective
 from lfabench.prolfa.cstep import c_step, top_candidates, working_set
 from lfabench.prolfa.problem import gradient_entries, quadratic_term
-from lfabench.prolfa.simplex import project_columns, project_columns_top, project_segments, simplex_threshold_sorted
+from lfabench.prolfa.simplex import (project_columns, project_columns_sparse, project_columns_top, project_segments,
+                                     project_segments_sparse, simplex_threshold_sorted)
 from lfabench.prolfa.solver import line_search_entries, line_search_weight, max_feasible_step, one_hot_start
 from lfabench.prolfa.sparsecols import combine, from_csc, split_keys, to_csc
 from lfabench.prolfa.wstep import solve_w, sylvester_residual
@@ -353,3 +354,64 @@ def test_project_columns_top_equals_full_projection(m):
     P[r, c] = v
     np.testing.assert_allclose(P, project_columns(V), atol=1e-12)
     assert np.all(v > 0)
+
+
+def brute_force_sparse_projection(v, k):
+    """Projection of ``v`` onto the k-sparse simplex by trying every support of size <= k (float64)."""
+    from itertools import combinations
+
+    best, best_d = None, np.inf
+    for size in range(1, k + 1):
+        for S in combinations(range(v.size), size):
+            p = np.zeros(v.size)
+            p[list(S)] = project_columns(v[list(S)])
+            dist = float(np.sum((p - v) ** 2))
+            if dist < best_d - 1e-12:
+                best, best_d = p, dist
+    return best, best_d
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 5])
+def test_sparse_projection_equals_brute_force(k):
+    """Kyrillidis et al. 2013: top-k then simplex projection is the exact k-sparse simplex projection."""
+    rng = np.random.default_rng(20 + k)
+    n, b = 7, 12
+    V = rng.normal(scale=0.6, size=(n, b))
+    V[:, :3] *= 0.05                        # near-uniform columns: plain projections with > k non-zeros
+    dense = project_columns_sparse(V, k)
+    cols = np.repeat(np.arange(b), n)
+    seg, tau, kth = project_segments_sparse(cols, V.T.ravel(), b, k)
+    np.testing.assert_allclose(seg.reshape(b, n).T, dense, atol=1e-12)
+    wider = 0
+    for j in range(b):
+        ref, ref_d = brute_force_sparse_projection(V[:, j], k)
+        np.testing.assert_allclose(np.sum((dense[:, j] - V[:, j]) ** 2), ref_d, atol=1e-12)
+        np.testing.assert_allclose(dense[:, j], ref, atol=1e-10)
+        assert np.count_nonzero(dense[:, j]) <= k
+        assert dense[:, j].min() >= 0 and abs(dense[:, j].sum() - 1) < 1e-12
+        np.testing.assert_allclose(kth[j], np.sort(V[:, j])[::-1][k - 1])
+        wider += np.count_nonzero(project_columns(V[:, j])) > k
+    assert wider >= 3                       # the cap was active on several columns
+    # k >= the plain support: identical to the plain projection
+    np.testing.assert_allclose(project_columns_sparse(V, n), project_columns(V), atol=1e-12)
+
+
+def test_sparse_c_step_with_few_candidates_is_exact():
+    """Capped C-step on a short candidate list equals the dense k-sparse projected-gradient step."""
+    bags, Y, pb = small_problem(seed=14, N_per=(40, 30, 50, 35, 45, 30))
+    N, k, ksup = bags.n_descriptors, 3, 4
+    rng = np.random.default_rng(16)
+    keys, c = one_hot_start(N, k, rng)
+    C = to_csc(keys, c, N, k).toarray()
+    W = solve_w(pb, pb.prototypes(sp.csc_matrix(C)))
+    H = gradient_factor(pb, pb.prototypes(sp.csc_matrix(C)), W)
+    ws = working_set(pb.X.astype(np.float32), H, keys, k, 2)
+    base = C[ws.rows, ws.cols]
+    for t in (1e-4, 1e-2, 1.0):
+        res = c_step(pb, W, H, ws, base, np.zeros_like(base), 0.0, k, t, t, max_support=ksup)
+        out = np.zeros((N, k))
+        out[ws.rows, ws.cols] = res.values
+        er, ec = split_keys(res.extra_keys, N)
+        out[er, ec] = res.extra_values
+        np.testing.assert_allclose(out, project_columns_sparse(C - t * 2 * bags.descriptors @ H, ksup), atol=1e-10)
+        assert (np.count_nonzero(out, axis=0) <= ksup).all()

@@ -45,7 +45,9 @@ def demo_objective(bags, y, C, W, lambda1, lambda2):
             + lambda1 * np.sum(np.abs(C).sum(axis=1) ** 2) + lambda2 * np.sum(W ** 2))
 
 
-DEMO = dict(n_prototypes=2, lambda1=2.0, lambda2=0.5, mu=0.1, normalize="none")
+# the demo solves the paper's plain simplex model: no support cap; 20 ADMM iterations per outer one (the
+# plain-simplex solver relies on ADMM moves; with 5, seed 2 needs more than max_iter = 100 outer iterations)
+DEMO = dict(n_prototypes=2, lambda1=2.0, lambda2=0.5, mu=0.1, normalize="none", max_support=None, max_iter_admm=20)
 
 
 @pytest.mark.shared_data
@@ -290,3 +292,28 @@ def test_distinct_rows_maps():
     E = expand_rows(C, reps, 6).toarray()
     np.testing.assert_allclose(E[[0, 1, 4]], C.toarray())
     np.testing.assert_allclose(X.T @ E, X[reps].T @ C.toarray())
+
+
+@pytest.mark.parametrize("k", [2, 4])
+def test_max_support_caps_every_prototype_and_keeps_J_monotone(k):
+    """The k-sparse simplex option: <= k descriptors per prototype, columns on the simplex, J non-increasing,
+    and the cap is active (without it the same fit uses many more descriptors per prototype)."""
+    bags, y = labelled_bags(4)
+    params = dict(n_prototypes=6, lambda1=0.1, lambda2=0.01, normalize="none", random_state=0)
+    est = ProLFA(max_support=k, **params).fit(bags, y)
+    C = est.selection_.toarray()
+    assert (np.count_nonzero(C, axis=0) <= k).all()
+    assert (C >= 0).all()
+    np.testing.assert_allclose(C.sum(axis=0), 1.0, atol=1e-6)
+    h = est.objective_history_
+    assert np.all(np.diff(h) <= 1e-9 * np.abs(h[:-1]))
+    assert h[-1] < 0.5 * h[0]
+    assert est.converged_
+    free = ProLFA(max_support=None, **params).fit(bags, y)
+    assert np.count_nonzero(free.selection_.toarray(), axis=0).max() > 4 * k
+
+
+def test_max_support_rejects_bad_values():
+    bags, y = labelled_bags(0)
+    with pytest.raises(ValueError, match="max_support"):
+        ProLFA(n_prototypes=3, max_support=0).fit(bags, y)

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .problem import Problem, gradient_entries, quadratic_term
-from .simplex import project_columns_top, project_segments
+from .simplex import project_columns_sparse, project_columns_top, project_segments, project_segments_sparse
 from .sparsecols import combine, make_keys, split_keys
 
 __all__ = ["CandidatesExhausted", "WorkingSet", "CStepResult", "working_set", "top_candidates", "c_step"]
@@ -132,7 +132,8 @@ def gather_rows(X: np.ndarray, rows: np.ndarray) -> np.ndarray | None:
 
 
 def _dense_columns(pb: Problem, H: np.ndarray, cols: np.ndarray, ws: WorkingSet, base: np.ndarray,
-                   corr: np.ndarray, t: float, row_extra: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+                   corr: np.ndarray, t: float, row_extra: np.ndarray | None,
+                   max_support: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Exact projection of whole columns ``cols`` (their candidate list was too short).
 
     ``base`` / ``corr`` are, on the working set, the value of C and the gradient
@@ -154,7 +155,12 @@ def _dense_columns(pb: Problem, H: np.ndarray, cols: np.ndarray, ws: WorkingSet,
         rr, pos = ws.rows[sel], np.searchsorted(block, ws.cols[sel])
         g_fit = G[rr, pos] - (0.0 if row_extra is None else row_extra[rr])
         V[rr, pos] = base[sel] - t * (g_fit + corr[sel])
-        r, j, v = project_columns_top(V, 4 * max(ws.k, 16))
+        if max_support is None:
+            r, j, v = project_columns_top(V, 4 * max(ws.k, 16))
+        else:
+            Pk = project_columns_sparse(V, max_support)
+            r, j = np.nonzero(Pk)
+            v = Pk[r, j]
         out_k.append(make_keys(r, block[j], N))
         out_v.append(v)
     keys = np.concatenate(out_k)
@@ -165,7 +171,7 @@ def _dense_columns(pb: Problem, H: np.ndarray, cols: np.ndarray, ws: WorkingSet,
 def c_step(pb: Problem, W: np.ndarray, H: np.ndarray, ws: WorkingSet, base: np.ndarray, corr: np.ndarray,
            curvature: float, n_cols: int, t_init: float, t_min: float, backtracking: bool = True,
            row_extra: np.ndarray | None = None, exclusive: bool = False,
-           max_dense: int | None = None) -> CStepResult:
+           max_dense: int | None = None, max_support: int | None = None) -> CStepResult:
     """One projected-gradient step from ``C = base`` (values on ``ws``) along ``2 X H + corr``.
 
     ``curvature`` is the weight of ``||D||^2`` in the second-order term beyond
@@ -178,6 +184,13 @@ def c_step(pb: Problem, W: np.ndarray, H: np.ndarray, ws: WorkingSet, base: np.n
     ``row_extra = 2 lambda1 r`` (``r`` the row sums, ``C >= 0``; ``>= 0`` off the
     support, so the candidate bound still holds), and the second-order term
     gains ``lambda1 (||rowsum(D)||^2 - ||D||^2)`` (its concave part included).
+
+    ``max_support`` (k): project onto the k-sparse simplex instead
+    (:func:`~lfabench.prolfa.simplex.project_segments_sparse`). The set is not
+    convex, but ``C`` lies in it, so the projected point still satisfies
+    ``<g, D> <= -||D||^2 / (2 t)`` and the same descent-lemma test guarantees
+    descent. A column is exact on the working set when ``max(tau, k-th value)``
+    is at least its search bound.
     """
     N = pb.n_descriptors
     grad = gradient_entries(pb, H, ws.rows, ws.cols, Xw=ws.Xw) + corr
@@ -186,7 +199,11 @@ def c_step(pb: Problem, W: np.ndarray, H: np.ndarray, ws: WorkingSet, base: np.n
     empty = np.empty(0, np.int64), np.empty(0)
     while True:
         n_trials += 1
-        proj, tau = project_segments(ws.cols, base - t * grad, n_cols)
+        if max_support is None:
+            proj, tau = project_segments(ws.cols, base - t * grad, n_cols)
+        else:
+            proj, tau, kth = project_segments_sparse(ws.cols, base - t * grad, n_cols, max_support)
+            tau = np.maximum(tau, kth)
         extra_k, extra_v = empty
         bad = np.empty(0, np.int64)
         if ws.bound is not None:
@@ -195,7 +212,7 @@ def c_step(pb: Problem, W: np.ndarray, H: np.ndarray, ws: WorkingSet, base: np.n
             if max_dense is not None and bad.size > max_dense:
                 raise CandidatesExhausted(int(bad.size))
             if bad.size:
-                extra_k, extra_v = _dense_columns(pb, H, bad, ws, base, corr, t, row_extra)
+                extra_k, extra_v = _dense_columns(pb, H, bad, ws, base, corr, t, row_extra, max_support)
                 proj[np.isin(ws.cols, bad)] = 0.0
                 inside = np.isin(extra_k, ws.keys)
                 proj[np.searchsorted(ws.keys, extra_k[inside])] = extra_v[inside]

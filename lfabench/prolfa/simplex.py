@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["project_columns", "project_columns_top", "project_segments", "simplex_threshold_sorted"]
+__all__ = ["project_columns", "project_columns_top", "project_segments", "project_segments_sparse",
+           "project_columns_sparse", "simplex_threshold_sorted"]
 
 
 def simplex_threshold_sorted(u: np.ndarray) -> float:
@@ -128,3 +129,63 @@ def project_segments(cols: np.ndarray, values: np.ndarray, n_cols: int) -> tuple
     last = starts + rho - 1
     tau = (seg_css[last] - 1.0) / rho
     return np.maximum(v - tau[cols], 0.0), tau
+
+
+def project_segments_sparse(cols: np.ndarray, values: np.ndarray, n_cols: int,
+                            k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Project each column's candidate values onto the k-sparse simplex ``{c >= 0, 1^T c = 1, ||c||_0 <= k}``.
+
+    Kyrillidis, Becker, Cevher & Koch, "Sparse projections onto the simplex"
+    (ICML 2013), GSHP with the non-negative simplex: the Euclidean projection
+    keeps the ``k`` largest entries and projects them onto the simplex
+    (:func:`project_segments`); the rest are 0. Ties at the ``k``-th value are
+    broken by position. When the plain projection has at most ``k`` non-zeros
+    the result equals it.
+
+    Parameters as :func:`project_segments` (``cols`` sorted); ``k >= 1``.
+
+    Returns
+    -------
+    projected : (nnz,) float64
+    tau : (n_cols,) float64
+        Simplex threshold of the kept entries.
+    kth : (n_cols,) float64
+        The ``k``-th largest candidate value of each column (``-inf`` when it has
+        fewer than ``k``). An entry left out of the candidate list with value
+        ``<= max(tau, kth)`` cannot change the column's projection (the caller's
+        exactness test).
+    """
+    k = int(k)
+    if k < 1:
+        raise ValueError(f"max_support must be >= 1, got {k}")
+    cols = np.asarray(cols, dtype=np.int64)
+    v = np.asarray(values, dtype=np.float64)
+    counts = np.bincount(cols, minlength=n_cols)
+    if counts.size != n_cols or np.any(counts == 0):
+        raise ValueError("project_segments_sparse: every column needs at least one candidate")
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    order = np.lexsort((-v, cols))                          # by column, then descending value
+    rank = np.empty(v.size, dtype=np.int64)
+    rank[order] = np.arange(v.size) - np.repeat(starts, counts)
+    keep = rank < k
+    kth = np.full(n_cols, -np.inf)
+    at_k = rank == k - 1
+    kth[cols[at_k]] = v[at_k]
+    out = np.zeros(v.size)
+    out_keep, tau = project_segments(cols[keep], v[keep], n_cols)
+    out[keep] = out_keep
+    return out, tau, kth
+
+
+def project_columns_sparse(V: np.ndarray, k: int) -> np.ndarray:
+    """Dense form of :func:`project_segments_sparse`: every column of ``V`` (``(n, b)``) onto the k-sparse simplex."""
+    V = np.asarray(V, dtype=np.float64)
+    n, b = V.shape
+    k = int(min(k, n))
+    if k >= n:
+        return project_columns(V)
+    Vt = np.ascontiguousarray(V.T)                 # rows contiguous: argpartition along axis 0 is strided
+    top = np.argpartition(-Vt, k - 1, axis=1)[:, :k]
+    P = np.zeros_like(Vt)
+    np.put_along_axis(P, top, project_columns(np.take_along_axis(Vt, top, axis=1).T).T, axis=1)
+    return P.T
