@@ -1,7 +1,7 @@
 """ProLFA and Semi-ProLFA: supervised prototype-selection local feature aggregation.
 
-Reference: Wang et al., "Towards interpretable and robust local feature
-aggregation: prototype selection" (the ``prolfa-paper.tex`` model, eqs.
+Reference: X. Zhang, Z. Zhu and Y. Zhao, "ProLFA: Representative Prototype
+Selection for Local Feature Aggregation" (the ``prolfa-paper.tex`` model, eqs.
 "ModelRelax2", "ModelSemi", "TestSample"), and the authors' MATLAB demo
 (GitHub ``indussky8/demo_ProLFA``), whose defects we do not reproduce (see the
 project's ``prolfa-notes.md``).
@@ -198,7 +198,7 @@ class SemiProLFA(ProLFA):
 def lfabench_aggregators():
     return [
         PluginSpec("prolfa", ProLFA, "ProLFA: supervised prototype selection by cBCD/ADMM, kernel-free and sparse "
-                   "(Wang et al.)"),
+                   "(Zhang, Zhu & Zhao)"),
         PluginSpec("semi_prolfa", SemiProLFA, "Semi-ProLFA: ProLFA with unlabelled samples (y=-1) as extra "
                    "prototype candidates"),
     ]

@@ -9,7 +9,7 @@ import pandas as pd
 from conftest import run_cli
 from lfabench.record import SCHEMA_VERSION
 
-SMALL = ["dataset.params.n_samples=400", "aggregator.params.n_clusters=32"]
+SMALL = ["aggregator=bow", "dataset.params.n_samples=400", "aggregator.params.n_clusters=32"]
 
 
 def test_default_run_prints_table_and_writes_record(tmp_path):
@@ -22,14 +22,15 @@ def test_default_run_prints_table_and_writes_record(tmp_path):
     assert rec["peak_rss_mb"] > 0 and set(rec["peak_rss_mb_by_stage"]) >= {"fit", "transform"}
     assert rec["dataset"]["n_samples"] == 1797 and len(rec["dataset"]["fingerprint"]) == 64
     assert rec["seed"] == 0 and rec["lfabench_version"] and rec["started_at"]
-    assert [e["entry"].startswith("kmeans-") for e in rec["fit_cache"]] == [True]  # bow's codebook, hit or miss
+    assert rec["plugins"]["aggregator"]["name"] == "prolfa"  # the paper's method is the default
+    assert rec["output_dim"] == rec["config"]["aggregator"]["params"]["n_prototypes"]
     acc = rec["metrics"]["accuracy"]
     assert 50.0 < acc <= 100.0  # 10 balanced classes: chance is 10%
     assert f"{acc:.4f}" in proc.stdout
 
 
 def test_seed_sweep_then_leaderboard_reports_three_seeds(tmp_path):
-    run_cli(["run", "-m", "aggregator=bow", "seed=0,1,2", *SMALL], cwd=tmp_path)
+    run_cli(["run", "-m", "seed=0,1,2", *SMALL], cwd=tmp_path)
     records = sorted(tmp_path.glob("lfabench_multirun/*/*/*/result.json"))
     assert len(records) == 3
     accs = [json.loads(p.read_text())["metrics"]["accuracy"] for p in records]
@@ -65,7 +66,8 @@ def test_rerun_in_same_dir_keeps_previous_record(tmp_path):
 
 
 def test_synthetic_dataset_selects_native_descriptor(tmp_path):
-    run_cli(["run", "dataset=synthetic", "aggregator.params.n_clusters=8", "hydra.run.dir=syn"], cwd=tmp_path)
+    run_cli(["run", "dataset=synthetic", "aggregator=bow", "aggregator.params.n_clusters=8", "hydra.run.dir=syn"],
+            cwd=tmp_path)
     rec = json.loads((tmp_path / "syn" / "result.json").read_text())
     assert rec["config"]["descriptor"]["name"] == "native"
     assert {k: rec["descriptors"][k] for k in ("n_descriptors", "dim", "empty_samples")} == {

@@ -41,8 +41,10 @@ def test_installed_wheel_runs_from_unrelated_directory(wheel, tmp_path):
                    check=True, capture_output=True, timeout=300)
     workdir = tmp_path / "elsewhere"
     workdir.mkdir()
-    run_cli(["run", "dataset.params.n_samples=300", "aggregator.params.n_clusters=16", "hydra.run.dir=r"],
+    run_cli(["run", "aggregator=bow", "dataset.params.n_samples=300", "aggregator.params.n_clusters=16",
+             "hydra.run.dir=r"],
             cwd=workdir, env={"PYTHONPATH": str(target)})
     rec = json.loads((workdir / "r" / "result.json").read_text())
     assert rec["status"] == "ok"
     assert rec["plugins"]["aggregator"]["module"] == "lfabench_plugins.bow"
+    assert rec["config"]["aggregator"]["params"]["n_clusters"] == 16

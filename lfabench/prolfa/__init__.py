@@ -1,4 +1,7 @@
-"""ProLFA core: prototype-selection local feature aggregation (Wang et al., "ProLFA", eq. "ModelRelax2").
+"""ProLFA core: prototype-selection local feature aggregation.
+
+Zhang, Zhu & Zhao, "ProLFA: Representative Prototype Selection for Local Feature
+Aggregation" (``prolfa-paper.tex``, eq. "ModelRelax2").
 
 One idea per module:
 
