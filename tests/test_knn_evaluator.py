@@ -99,8 +99,8 @@ def test_bad_parameters_are_named():
 def test_cli_run_cosine(tmp_path):
     """`lfabench run evaluator=knn evaluator.params.metric=cosine` through Hydra and the runner."""
     exe = Path(sys.executable).with_name("lfabench")
-    cmd = [str(exe) if exe.exists() else "lfabench", "run", "evaluator=knn", "evaluator.params.metric=cosine",
-           "evaluator.params.k=2", f"dataset.params.n_samples={N_SAMPLES}",
+    cmd = [str(exe) if exe.exists() else "lfabench", "run", "aggregator=bow", "evaluator=knn",
+           "evaluator.params.metric=cosine", "evaluator.params.k=2", f"dataset.params.n_samples={N_SAMPLES}",
            f"aggregator.params.n_clusters={N_CLUSTERS}", f"hydra.run.dir={tmp_path}"]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=dict(os.environ, TQDM_DISABLE="1"))
     assert out.returncode == 0, out.stderr[-2000:]
