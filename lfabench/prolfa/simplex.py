@@ -91,6 +91,18 @@ def project_columns_top(V: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray, 
     return r.astype(np.int64), c.astype(np.int64), v
 
 
+def _column_segments(cols, values, n_cols: int, caller: str):
+    """Candidate entries grouped by column: ``(cols, values, counts, starts, order)``, ``order`` sorting by
+    column then descending value (float64 values: the cumulative sums need it)."""
+    cols = np.asarray(cols, dtype=np.int64)
+    v = np.asarray(values, dtype=np.float64)
+    counts = np.bincount(cols, minlength=n_cols)
+    if counts.size != n_cols or np.any(counts == 0):
+        raise ValueError(f"{caller}: every column needs at least one candidate")
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    return cols, v, counts, starts, np.lexsort((-v, cols))
+
+
 def project_segments(cols: np.ndarray, values: np.ndarray, n_cols: int) -> tuple[np.ndarray, np.ndarray]:
     """Project the candidate values of each column onto the simplex.
 
@@ -111,13 +123,7 @@ def project_segments(cols: np.ndarray, values: np.ndarray, n_cols: int) -> tuple
         zero in the result, which is the exact projection of the full column as
         long as every left-out entry is ``<= tau`` (the caller checks this).
     """
-    cols = np.asarray(cols, dtype=np.int64)
-    v = np.asarray(values, dtype=np.float64)
-    counts = np.bincount(cols, minlength=n_cols)
-    if counts.size != n_cols or np.any(counts == 0):
-        raise ValueError("project_segments: every column needs at least one candidate")
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    order = np.lexsort((-v, cols))                          # by column, then descending value
+    cols, v, counts, starts, order = _column_segments(cols, values, n_cols, "project_segments")
     u = v[order]
     css = np.cumsum(u)
     before = np.concatenate([[0.0], css])[starts]           # cumulative sum preceding each column
@@ -158,13 +164,7 @@ def project_segments_sparse(cols: np.ndarray, values: np.ndarray, n_cols: int,
     k = int(k)
     if k < 1:
         raise ValueError(f"max_support must be >= 1, got {k}")
-    cols = np.asarray(cols, dtype=np.int64)
-    v = np.asarray(values, dtype=np.float64)
-    counts = np.bincount(cols, minlength=n_cols)
-    if counts.size != n_cols or np.any(counts == 0):
-        raise ValueError("project_segments_sparse: every column needs at least one candidate")
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    order = np.lexsort((-v, cols))                          # by column, then descending value
+    cols, v, counts, starts, order = _column_segments(cols, values, n_cols, "project_segments_sparse")
     rank = np.empty(v.size, dtype=np.int64)
     rank[order] = np.arange(v.size) - np.repeat(starts, counts)
     keep = rank < k
