@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import os
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,14 +13,7 @@ from lfabench import Bags, get_plugin
 from lfabench.checks import aggregator_checks
 from lfabench_plugins.prolfa import ProLFA, SemiProLFA
 
-REPO = Path(__file__).resolve().parent.parent
-
-
-def shared_data_dir():
-    for cand in (os.environ.get("LFABENCH_SHARED_DATA"), REPO.parent / "shared" / "data", Path("/work/shared/data")):
-        if cand and Path(cand).is_dir():
-            return Path(cand)
-    return None
+from conftest import shared_data_dir
 
 
 def moon():
