@@ -52,3 +52,13 @@ def assign_nearest(centres: np.ndarray, X: np.ndarray, k: int = 1) -> np.ndarray
     index.add(np.ascontiguousarray(centres, dtype=np.float32))
     _, idx = index.search(np.ascontiguousarray(X, dtype=np.float32), k)
     return idx[:, 0].astype(np.int64) if k == 1 else idx.astype(np.int64)
+
+
+def word_counts(centres: np.ndarray, bags) -> np.ndarray:
+    """``(m, K)`` hard-assignment counts of each sample's descriptors over ``centres`` (``(K, d)``).
+
+    One nearest-centre search and one bincount over (sample, word) pairs: no per-sample loop.
+    """
+    K = centres.shape[0]
+    flat = bags.sample_index() * K + assign_nearest(centres, bags.descriptors)
+    return np.bincount(flat, minlength=bags.n_samples * K).reshape(bags.n_samples, K)

@@ -13,7 +13,7 @@ import numpy as np
 from lfabench import PluginSpec, hookimpl
 from lfabench.base import Aggregator
 from lfabench.bags import Bags
-from lfabench.codebooks import assign_nearest
+from lfabench.codebooks import word_counts
 from lfabench.fitted_cache import cached_kmeans
 
 
@@ -56,11 +56,8 @@ class BoW(Aggregator):
             self.idf_ = np.log(bags.n_samples / np.maximum(document_frequency, 1)).astype(np.float32)
 
     def _counts(self, bags: Bags) -> np.ndarray:
-        """(m, K) word counts: one bincount over (sample, word) pairs, no per-sample loop."""
-        words = assign_nearest(self.codebook_, bags.descriptors)
-        K = self.codebook_.shape[0]
-        flat = bags.sample_index() * K + words
-        return np.bincount(flat, minlength=bags.n_samples * K).reshape(bags.n_samples, K).astype(np.float32)
+        """(m, K) word counts."""
+        return word_counts(self.codebook_, bags).astype(np.float32)
 
     def _transform(self, bags: Bags) -> np.ndarray:
         H = self._counts(bags)

@@ -29,7 +29,7 @@ import numpy as np
 from lfabench import PluginSpec, hookimpl
 from lfabench.bags import Bags
 from lfabench.base import Aggregator
-from lfabench.codebooks import assign_nearest
+from lfabench.codebooks import word_counts
 from lfabench.fitted_cache import cached_kmeans
 from lfabench.normalization import l2_normalize, signed_power
 
@@ -94,10 +94,8 @@ class DiffusionOnManifold(Aggregator):
         self.diffusion_ = (1.0 - self.alpha) * np.linalg.inv(np.eye(K) - self.alpha * self.affinity_)
 
     def histograms(self, bags: Bags) -> np.ndarray:
-        """(m, K) L1-normalised hard-assignment histograms (one bincount, no per-sample loop)."""
-        K = self.codebook_.shape[0]
-        words = assign_nearest(self.codebook_, bags.descriptors)
-        H = np.bincount(bags.sample_index() * K + words, minlength=bags.n_samples * K).reshape(-1, K)
+        """(m, K) L1-normalised hard-assignment histograms."""
+        H = word_counts(self.codebook_, bags)
         return H / np.maximum(H.sum(axis=1, keepdims=True), 1)
 
     def _transform(self, bags: Bags) -> np.ndarray:
