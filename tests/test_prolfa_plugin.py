@@ -11,6 +11,7 @@ import scipy.sparse as sp
 
 from lfabench import Bags, get_plugin
 from lfabench.checks import aggregator_checks
+from lfabench.prolfa import normalize_descriptors
 from lfabench_plugins.prolfa import ProLFA, SemiProLFA
 
 from conftest import shared_data_dir
@@ -86,7 +87,7 @@ def test_objective_history_is_non_increasing_and_stops_on_relative_change(seed):
 
 def test_selection_is_column_stochastic_and_attributes_consistent():
     bags, y = labelled_bags(1)
-    est = ProLFA(n_prototypes=5, lambda1=0.5, random_state=0).fit(bags, y)
+    est = ProLFA(n_prototypes=5, lambda1=0.5, normalize="l2", random_state=0).fit(bags, y)
     C = est.selection_
     assert sp.issparse(C) and C.shape == (bags.n_descriptors, 5)
     Cd = C.toarray()
@@ -104,7 +105,7 @@ def test_selection_is_column_stochastic_and_attributes_consistent():
 def test_transform_reproduces_training_aggregates():
     bags, y = labelled_bags(2)
     bags = bags.astype(np.float64)
-    est = ProLFA(n_prototypes=4, random_state=0).fit(bags, y)
+    est = ProLFA(n_prototypes=4, normalize="l2", random_state=0).fit(bags, y)
     Xn = bags.descriptors / np.linalg.norm(bags.descriptors, axis=1, keepdims=True)
     # the paper's training representation xbar_i = G_i X^T X C (explicit kernel)
     A = bags.pooling_matrix().toarray() @ Xn @ Xn.T
@@ -117,6 +118,24 @@ def test_normalize_none_uses_descriptors_exactly():
     est = ProLFA(n_prototypes=3, normalize="none", random_state=0).fit(bags, y)
     np.testing.assert_allclose(est.prototypes_, bags.descriptors.T @ est.selection_.toarray(), rtol=1e-12)
     np.testing.assert_allclose(est.transform(bags), bags.means() @ est.prototypes_, rtol=1e-12)
+
+
+@pytest.mark.parametrize("base", ["l2", "rootsift"])
+def test_centered_normalization_uses_the_training_mean_at_fit_and_transform(base):
+    """``*_centered``: prototypes are convex combinations of the normalised descriptors minus the
+    *training* mean, and new bags are centred with that same stored mean (direct formulas)."""
+    bags, y = labelled_bags(4)
+    bags = bags.astype(np.float64).with_descriptors(np.abs(bags.descriptors.astype(np.float64)) + 0.1)
+    est = ProLFA(n_prototypes=3, normalize=f"{base}_centered", random_state=0).fit(bags, y)
+    Xn = normalize_descriptors(bags.descriptors, base)
+    np.testing.assert_allclose(est.descriptor_mean_, Xn.mean(axis=0), rtol=1e-12)
+    np.testing.assert_allclose(est.prototypes_, (Xn - Xn.mean(axis=0)).T @ est.selection_.toarray(), atol=1e-12)
+    rng = np.random.default_rng(3)
+    new = Bags.from_list([rng.random((5, bags.dim)) + 0.1, rng.random((2, bags.dim)) + 0.1])
+    Xnew = normalize_descriptors(new.descriptors, base) - Xn.mean(axis=0)
+    expected = np.stack([Xnew[:5].mean(axis=0), Xnew[5:].mean(axis=0)]) @ est.prototypes_
+    np.testing.assert_allclose(est.transform(new), expected, atol=1e-12)
+    assert ProLFA(n_prototypes=3, normalize=base, random_state=0).fit(bags, y).descriptor_mean_ is None
 
 
 def test_exclusivity_separates_supports():
@@ -149,7 +168,7 @@ def test_semi_prolfa_uses_unlabelled_descriptors_as_candidates():
     bags, y = labelled_bags(4)
     y_semi = y.copy()
     y_semi[::2] = -1
-    est = SemiProLFA(n_prototypes=5, random_state=0).fit(bags, y_semi)
+    est = SemiProLFA(n_prototypes=5, normalize="l2", random_state=0).fit(bags, y_semi)
     assert est.selection_.shape[0] == bags.n_descriptors
     # only the labelled samples enter the loss: same fit as supervised on labelled means + all candidates
     from lfabench.prolfa import Problem, objective, normalize_descriptors
@@ -188,8 +207,11 @@ def test_degenerate_inputs():
     assert np.isfinite(est.projection_).all() and np.isfinite(est.objective_history_).all()
     # all-identical descriptors are one candidate: one prototype is all there is to select ...
     same = Bags(np.ones((40, 3)), np.arange(0, 41, 5))
-    est = ProLFA(n_prototypes=1, random_state=0).fit(same, np.arange(8) % 2)
+    est = ProLFA(n_prototypes=1, normalize="l2", random_state=0).fit(same, np.arange(8) % 2)
     np.testing.assert_allclose(est.prototypes_, np.full((3, 1), 1 / np.sqrt(3)), atol=1e-12)
+    # (centred, that one descriptor is the mean itself: the prototype is the zero vector)
+    centred = ProLFA(n_prototypes=1, normalize="l2_centered", random_state=0).fit(same, np.arange(8) % 2)
+    np.testing.assert_allclose(centred.prototypes_, 0.0, atol=1e-12)
     assert est.n_iter_ == 1 and est.converged_
     assert est.selection_.nnz == 1 and est.selection_[0, 0] == 1.0       # on the first occurrence
     # ... and asking for more is a clear error
@@ -254,7 +276,7 @@ def test_duplicate_descriptors_are_one_candidate():
             arrays.append(np.vstack([own, flat, np.zeros((5, d))]))
             labels.append(c)
     bags, y = Bags.from_list(arrays), np.asarray(labels)
-    est = ProLFA(n_prototypes=12, lambda1=0.5, lambda2=0.5, random_state=0).fit(bags, y)
+    est = ProLFA(n_prototypes=12, lambda1=0.5, lambda2=0.5, normalize="l2", random_state=0).fit(bags, y)
     S = est.selection_.tocsc()
     np.testing.assert_allclose(np.asarray(S.sum(axis=0)).ravel(), 1.0, atol=1e-6)
     X = bags.descriptors / np.maximum(np.linalg.norm(bags.descriptors, axis=1, keepdims=True), 1e-300)
@@ -308,3 +330,27 @@ def test_max_support_rejects_bad_values():
     bags, y = labelled_bags(0)
     with pytest.raises(ValueError, match="max_support"):
         ProLFA(n_prototypes=3, max_support=0).fit(bags, y)
+
+
+@pytest.mark.parametrize("max_support", [None, 3])
+def test_search_every_reuses_rows_between_searches_and_stops_only_after_a_search(max_support):
+    """``search_every = 3``: exact searches on iteration 1 and then at most 3 iterations apart (more
+    often when a small change on reused rows must be confirmed); J stays non-increasing, columns stay on
+    the simplex, and convergence is only declared on a searched iteration."""
+    bags, y = labelled_bags(0, m_per=8, d=6)       # N = 268: each search keeps 4 of 268 rows per column
+    params = dict(n_prototypes=6, lambda1=0.1, lambda2=0.01, normalize="none", random_state=0,
+                  max_support=max_support, n_candidates=4)
+    est = ProLFA(search_every=3, **params).fit(bags, y)
+    searched = est.fit_info_["searched_iterations"]
+    assert searched[0] == 1 and np.all(np.diff(searched) <= 3)
+    assert len(searched) < est.n_iter_
+    assert est.converged_ and searched[-1] == est.n_iter_
+    h = est.objective_history_
+    assert np.all(np.diff(h) <= 1e-9 * np.abs(h[:-1]))
+    C = est.selection_.toarray()
+    assert (C >= 0).all()
+    np.testing.assert_allclose(C.sum(axis=0), 1.0, atol=1e-6)
+    every = ProLFA(search_every=1, **params).fit(bags, y)
+    assert every.fit_info_["searched_iterations"] == list(range(1, every.n_iter_ + 1))
+    with pytest.raises(ValueError, match="search_every"):
+        ProLFA(search_every=0, **params).fit(bags, y)

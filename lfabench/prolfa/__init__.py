@@ -18,12 +18,13 @@ The aggregator plugins ``prolfa`` and ``semi_prolfa`` (``plugins/prolfa.py``) wr
 """
 
 from .dedup import distinct_rows, expand_rows
-from .normalize import NORMALIZATIONS, normalize_descriptors
+from .normalize import NORMALIZATIONS, center_descriptors, normalize_descriptors, parse_normalization
 from .problem import Problem, exclusivity, fit_loss, gradient_factor, lipschitz_bound, objective
 from .simplex import project_columns, project_segments
 from .solver import ProLFAResult, fit_prolfa
 from .wstep import solve_w
 
-__all__ = ["distinct_rows", "expand_rows", "NORMALIZATIONS", "normalize_descriptors", "Problem", "exclusivity", "fit_loss", "gradient_factor",
+__all__ = ["distinct_rows", "expand_rows", "NORMALIZATIONS", "center_descriptors", "normalize_descriptors",
+           "parse_normalization", "Problem", "exclusivity", "fit_loss", "gradient_factor",
            "lipschitz_bound", "objective", "project_columns", "project_segments", "ProLFAResult", "fit_prolfa",
            "solve_w"]
