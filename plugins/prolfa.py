@@ -55,7 +55,7 @@ class ProLFA(Aggregator):
     max_iter_reweight, reweight_tol : int, float
         Re-weighting iterations in each Z-step and their tolerance.
     n_candidates : int
-        Rows searched per prototype in each C-step (grown automatically when too few).
+        Rows searched per prototype at each candidate search (grown automatically when too few).
     extrapolate : float
         Largest multiple (>= 1) of the ADMM move that the exact line search of
         each outer iteration may take (only while all weights stay >= 0); 1 is
@@ -91,9 +91,9 @@ class ProLFA(Aggregator):
         Measured at Scene-15 scale (d̄ = 4096, lambda1 = 0.1, lambda2 = 1): one
         search takes ~4.2 s of a ~6 s iteration. rootsift_centered converged
         in 205 iterations (565 s) with 4 and in 212 iterations (501 s) with 8;
-        l2_centered, searching every iteration, had not converged after 100
-        iterations (608 s), nor with 4 after 220 iterations (641 s; relative
-        change still ~2e-4).
+        l2_centered converged in 233 iterations (559 s) with 8, but had not
+        converged with 1 after 100 iterations (608 s), nor with 4 after 220
+        iterations (641 s; relative change still ~2e-4).
     normalize : {"l2", "rootsift", "l2_centered", "rootsift_centered", "none"}
         Descriptor normalisation, at fit and transform; ``"none"`` uses them
         exactly as given. The ``*_centered`` variants then subtract the mean of

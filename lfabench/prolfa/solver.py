@@ -28,9 +28,13 @@ With ``max_support = k`` (the k-sparse simplex model option, see
 monotone projected-gradient step is computed every outer iteration, and the
 lower of the two points (by exact ``J(., W_k)``) is kept.
 
+The working set of an iteration comes from an exact candidate search (the
+rows of most negative gradient per column) on every ``search_every``-th
+iteration; in between, the last searched rows are reused.
+
 Hence ``objective_history`` is non-increasing (tested). The loop stops when the
-relative change of ``J`` falls below ``tol`` (default 1e-4), or at ``max_iter``
-with a :class:`ConvergenceWarning`.
+relative change of ``J`` falls below ``tol`` (default 1e-4) on an iteration
+that searched, or at ``max_iter`` with a :class:`ConvergenceWarning`.
 
 The selection returned is ``C`` (simplex-feasible by construction), and ``J`` is
 always evaluated at ``C``.
