@@ -55,12 +55,15 @@ def one_fit(train, y_train, n_prototypes, seed=0, **params):
                  "seconds": round(seconds, 2), "seconds_per_iteration": round(seconds / max(est.n_iter_, 1), 2),
                  "iterations": est.n_iter_, "converged": bool(est.converged_),
                  "final_relative_change": float(info["final_relative_change"]),
-                 "searches": info["searches"], "fallback_steps": info["fallback_steps"], "max_iter_admm": est.max_iter_admm, "search_every": est.search_every, "widened": info.get("widened", 0), "nnz": int(est.selection_.nnz),
+                 "searches": info["searches"], "fallback_steps": info["fallback_steps"],
+                 "max_iter_admm": est.max_iter_admm, "search_every": est.search_every,
+                 "widened": info.get("widened", 0), "nnz": int(est.selection_.nnz),
                  "warnings": [str(w.message) for w in caught], "peak_rss_mb": round(peak_rss_mb(), 1)}
 
 
-CSV_KEYS = ["kind", "N", "n_prototypes", "max_support", "normalize", "lambda1", "lambda2", "search_every", "seconds", "seconds_per_iteration", "iterations", "converged", "final_relative_change",
-            "searches", "widened", "nnz", "peak_rss_mb", "accuracy_1nn", "load_before", "load_after"]
+CSV_KEYS = ["kind", "N", "n_prototypes", "max_support", "normalize", "lambda1", "lambda2", "search_every", "seconds",
+            "seconds_per_iteration", "iterations", "converged", "final_relative_change", "searches", "widened", "nnz",
+            "peak_rss_mb", "accuracy_1nn", "load_before", "load_after"]
 
 
 def load_average() -> float:

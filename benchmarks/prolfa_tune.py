@@ -46,7 +46,7 @@ def accuracy(F_fit, y_fit, F_val, y_val) -> float:
     return round(100.0 * float(np.mean(knn_predict(F_fit, y_fit, F_val, 1, metric="euclidean") == y_val)), 2)
 
 
-def fit_val_split(bags, labels, test_seed: int = 0, val_seed: int = 1):
+def fit_val_split(labels, test_seed: int = 0, val_seed: int = 1):
     """The training 80% of the paper's split ``test_seed``, split again 80/20 by ``val_seed``."""
     train_idx, _ = stratified_split(labels, 0.2, test_seed)
     fit_rel, val_rel = stratified_split(labels[train_idx], 0.2, val_seed)
@@ -65,7 +65,7 @@ def main():
     args = ap.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
     bags, labels = scene15_sift(90)
-    fit_idx, val_idx = fit_val_split(bags, labels)
+    fit_idx, val_idx = fit_val_split(labels)
     fit, val = bags.subset(fit_idx), bags.subset(val_idx)
     y_fit, y_val = labels[fit_idx], labels[val_idx]
     print(f"fit: {fit.n_samples} images, N={fit.n_descriptors}; validation: {val.n_samples} images", flush=True)

@@ -173,12 +173,11 @@ class ProLFA(Aggregator):
     def _fit(self, bags: Bags, y):
         self._check_params()
         Y, labelled = self._responses(bags, y)
-        X = normalize_descriptors(bags.descriptors, self.normalize)
+        Xn = normalize_descriptors(bags.descriptors, self.normalize)
         centered = parse_normalization(self.normalize)[1]
-        self.descriptor_mean_ = X.mean(axis=0, dtype=np.float64) if centered else None
-        X = center_descriptors(X, self.descriptor_mean_)
-        Mu = bags.with_descriptors(X).means() if X is not bags.descriptors else bags.means()
-        Mu = np.asarray(Mu, dtype=np.float64)[labelled]
+        self.descriptor_mean_ = Xn.mean(axis=0, dtype=np.float64) if centered else None
+        X, Mu = self._centred_and_pooled(bags, Xn)
+        Mu = Mu[labelled]
         # identical descriptors are one candidate (lfabench.prolfa.dedup); the means above use them all
         reps, _ = distinct_rows(X)
         if int(self.n_prototypes) > reps.size:
@@ -206,10 +205,16 @@ class ProLFA(Aggregator):
         self.prototype_indices_ = np.stack([sample, best - bags.offsets[sample]], axis=1)
         return self
 
-    def _transform(self, bags: Bags) -> np.ndarray:
-        X = center_descriptors(normalize_descriptors(bags.descriptors, self.normalize), self.descriptor_mean_)
+    def _centred_and_pooled(self, bags: Bags, Xn: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(X, Mu)``: the normalised descriptors ``Xn`` ``(N, d)`` less ``descriptor_mean_`` (if any), and
+        each sample's mean of them, ``(m, d)`` float64 (an empty sample's is zero)."""
+        X = center_descriptors(Xn, self.descriptor_mean_)
         Mu = bags.with_descriptors(X).means() if X is not bags.descriptors else bags.means()
-        out = np.asarray(Mu, dtype=np.float64) @ self.prototypes_
+        return X, np.asarray(Mu, dtype=np.float64)
+
+    def _transform(self, bags: Bags) -> np.ndarray:
+        _, Mu = self._centred_and_pooled(bags, normalize_descriptors(bags.descriptors, self.normalize))
+        out = Mu @ self.prototypes_
         return out if bags.dtype == np.float64 else out.astype(np.float32)
 
 
