@@ -28,6 +28,16 @@ def small_problem(seed=0, N_per=(5, 7, 4, 6, 3, 5), d=4, c=3, lambda1=0.7, lambd
     return bags, Y, pb
 
 
+def one_hot_state(pb, k, seed):
+    """The solver's start on ``pb``: seeded one-hot keys, dense ``C`` (N, k), its optimal ``W`` and gradient factor ``H``."""
+    N = pb.n_descriptors
+    keys, c = one_hot_start(N, k, np.random.default_rng(seed))
+    C = to_csc(keys, c, N, k).toarray()
+    P = pb.prototypes(sp.csc_matrix(C))
+    W = solve_w(pb, P)
+    return keys, C, W, gradient_factor(pb, P, W)
+
+
 def random_simplex_columns(rng, N, k, density=0.4):
     C = rng.random((N, k)) * (rng.random((N, k)) < density)
     C[rng.integers(N, size=k), np.arange(k)] += 0.5
@@ -184,11 +194,7 @@ def test_c_step_with_few_candidates_is_still_exact():
     """k smaller than the support: the bound check sends those columns to the dense path."""
     bags, Y, pb = small_problem(seed=14, N_per=(40, 30, 50, 35, 45, 30))
     N, k = bags.n_descriptors, 3
-    rng = np.random.default_rng(15)
-    keys, c = one_hot_start(N, k, rng)
-    C = to_csc(keys, c, N, k).toarray()
-    W = solve_w(pb, pb.prototypes(sp.csc_matrix(C)))
-    H = gradient_factor(pb, pb.prototypes(sp.csc_matrix(C)), W)
+    keys, C, W, H = one_hot_state(pb, k, 15)
     ws = working_set(pb.X.astype(np.float32), H, keys, k, 2)
     base = C[ws.rows, ws.cols]
     for t in (1e-4, 1e-2, 1.0):
@@ -203,12 +209,8 @@ def test_c_step_with_few_candidates_is_still_exact():
 def test_backtracking_step_satisfies_descent_lemma():
     bags, Y, pb = small_problem(seed=16, N_per=(20, 25, 30, 15, 20, 25))
     N, k = bags.n_descriptors, 3
-    rng = np.random.default_rng(17)
-    keys, c = one_hot_start(N, k, rng)
-    C = to_csc(keys, c, N, k).toarray()
-    W = solve_w(pb, pb.prototypes(sp.csc_matrix(C)))
+    keys, C, W, H = one_hot_state(pb, k, 17)
     P = pb.prototypes(sp.csc_matrix(C))
-    H = gradient_factor(pb, P, W)
     ws = working_set(pb.X.astype(np.float32), H, keys, k, N)
     base = C[ws.rows, ws.cols]
     res = c_step(pb, W, H, ws, base, np.zeros_like(base), 0.0, k, 10.0, 1.0 / lipschitz_bound(pb, W))
@@ -400,11 +402,7 @@ def test_sparse_c_step_with_few_candidates_is_exact():
     """Capped C-step on a short candidate list equals the dense k-sparse projected-gradient step."""
     bags, Y, pb = small_problem(seed=14, N_per=(40, 30, 50, 35, 45, 30))
     N, k, ksup = bags.n_descriptors, 3, 4
-    rng = np.random.default_rng(16)
-    keys, c = one_hot_start(N, k, rng)
-    C = to_csc(keys, c, N, k).toarray()
-    W = solve_w(pb, pb.prototypes(sp.csc_matrix(C)))
-    H = gradient_factor(pb, pb.prototypes(sp.csc_matrix(C)), W)
+    keys, C, W, H = one_hot_state(pb, k, 16)
     ws = working_set(pb.X.astype(np.float32), H, keys, k, 2)
     base = C[ws.rows, ws.cols]
     for t in (1e-4, 1e-2, 1.0):
