@@ -1,7 +1,7 @@
 """Unsupervised baselines on Fifteen Scene (SIFT, 90 per image): 1-NN accuracy over 6 seeds and aggregation time.
 
 Protocol (docs/protocols.md, "Classification"): for seed s in 0..5 the stratified
-80/20 split ``lfabench.splits.stratified_split(labels, 0.2, s)`` (the same for
+80/20 split ``lfabench_plugins.evaluators.splits.stratified_split(labels, 0.2, s)`` (the same for
 every method); each aggregator is fitted on the training images only
 (``random_state = s``), then aggregates all 4,485 images; test images are
 classified by their nearest training vector (squared L2, flat FAISS index).
@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import OUT, scene15_sift  # noqa: E402
 
 from lfabench.registry import get_plugin  # noqa: E402
-from lfabench.splits import stratified_split  # noqa: E402
+from lfabench_plugins.evaluators.splits import stratified_split  # noqa: E402
 from lfabench.evaluation import knn_predict  # noqa: E402
 
 SETTINGS = {

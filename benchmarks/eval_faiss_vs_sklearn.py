@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from lfabench.evaluation import average_precision, knn_accuracy, rank_database
-from lfabench.splits import stratified_split
+from lfabench_plugins.evaluators.splits import stratified_split
 
 OUT = Path(__file__).resolve().parent / "out"
 

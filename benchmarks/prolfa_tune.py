@@ -29,9 +29,9 @@ sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
 from common import OUT, scene15_sift  # noqa: E402
 
 from lfabench.evaluation import knn_predict  # noqa: E402
-from lfabench.prolfa import normalize_descriptors, parse_normalization  # noqa: E402
-from lfabench.splits import stratified_split  # noqa: E402
-from lfabench_plugins.prolfa import ProLFA  # noqa: E402
+from lfabench_plugins.aggregators.prolfa import normalize_descriptors, parse_normalization  # noqa: E402
+from lfabench_plugins.evaluators.splits import stratified_split  # noqa: E402
+from lfabench_plugins.aggregators.prolfa.plugin import ProLFA  # noqa: E402
 
 KEYS = ["normalize", "lambda1", "lambda2", "n_prototypes", "max_support", "seconds", "iterations", "converged",
         "nnz_per_column", "val_acc", "val_acc_l2", "final_objective"]

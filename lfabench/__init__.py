@@ -5,11 +5,12 @@ Public API (stable):
 * :class:`Bags` — per-sample sets of local descriptors (CSR layout);
 * :func:`get_plugin` — the class/factory of a plugin by kind and name;
 * :class:`PluginSpec`, :data:`hookimpl` — what a plugin module declares;
-* :class:`lfabench.base.Aggregator` — the estimator API aggregators follow.
+* :class:`Aggregator` (:mod:`lfabench.aggregate`) — the estimator API aggregators follow.
 """
 
 from importlib.metadata import PackageNotFoundError, version as _version
 
+from .aggregate import Aggregator
 from .bags import Bags
 from .hookspecs import hookimpl
 from .plugin import KINDS, PluginSpec
@@ -20,4 +21,4 @@ try:
 except PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "0+unknown"
 
-__all__ = ["Bags", "get_plugin", "get_registry", "PluginSpec", "hookimpl", "KINDS", "__version__"]
+__all__ = ["Aggregator", "Bags", "get_plugin", "get_registry", "PluginSpec", "hookimpl", "KINDS", "__version__"]

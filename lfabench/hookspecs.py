@@ -22,15 +22,15 @@ message, instead of hiding the plugin.
 
 What each kind's factory must build:
 
-* **aggregator** — a scikit-learn style estimator (see :class:`lfabench.base.Aggregator`):
+* **aggregator** — a scikit-learn style estimator (see :class:`lfabench.aggregate.Aggregator`):
   hyper-parameters are ``__init__`` arguments, ``fit(bags, y=None) -> self``,
   ``transform(bags) -> ndarray (m, D)``, fitted state ends in ``_``, ``random_state``
   makes it reproducible.
-* **descriptor** — a :class:`lfabench.descriptors.Descriptor`: ``describe(dataset) -> Bags``
+* **descriptor** — a :class:`lfabench.describe.Descriptor`: ``describe(dataset) -> Bags``
   (local features for every sample of the dataset).
-* **dataset** — a callable returning a :class:`lfabench.datasets.Dataset` (samples, labels,
+* **dataset** — a callable returning a :class:`lfabench.dataset.Dataset` (samples, labels,
   task, ground truth, fingerprint).
-* **evaluator** — a :class:`lfabench.evaluators.Evaluator`: ``split(dataset, seed)`` draws the
+* **evaluator** — a :class:`lfabench.evaluate.Evaluator`: ``split(dataset, seed)`` draws the
   protocol's fit/evaluation split, ``evaluate(features, dataset, split) -> dict`` returns metrics.
 """
 

@@ -1,0 +1,118 @@
+"""The aggregator estimator API (scikit-learn conventions) shared by every aggregator plugin.
+
+An aggregator maps a :class:`~lfabench.bags.Bags` of ``m`` samples to an ``(m, D)``
+array of global vectors:
+
+* hyper-parameters are ``__init__`` keyword arguments, stored unchanged under the
+  same names (so ``get_params``/``set_params``/``sklearn.base.clone`` work);
+* ``fit(bags, y=None) -> self`` learns state whose attribute names end in ``_``;
+  unsupervised aggregators ignore ``y``; semi-supervised ones read ``-1`` as
+  "unlabelled" (scikit-learn's convention);
+* ``transform(bags) -> ndarray (m, D)`` works on any bags of the fitted dimension;
+* ``random_state`` (int, ``RandomState`` or ``None``) makes ``fit`` reproducible.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
+
+from .bags import Bags, as_bags
+
+__all__ = ["Aggregator", "check_labels"]
+
+
+class Aggregator(BaseEstimator):
+    """Base class for aggregators. Subclasses implement ``_fit(bags, y)`` and ``_transform(bags)``.
+
+    Class attributes
+    ----------------
+    supervised : bool
+        ``fit`` needs ``y`` (the runner passes the protocol's training labels).
+    semi_supervised : bool
+        ``fit`` accepts ``y`` with ``-1`` for unlabelled samples.
+    """
+
+    supervised: bool = False
+    semi_supervised: bool = False
+
+    def fit(self, bags, y=None):
+        """Learn the aggregator from ``bags`` (``m`` samples) and optional labels ``y`` (``(m,)`` or ``(m, c)``)."""
+        bags = as_bags(bags)
+        if bags.n_descriptors == 0:
+            raise ValueError(f"{type(self).__name__}.fit: the bags hold no descriptors at all")
+        if y is not None:
+            y = np.asarray(y)
+            if y.shape[0] != bags.n_samples:
+                raise ValueError(f"{type(self).__name__}.fit: y has {y.shape[0]} rows for {bags.n_samples} samples")
+        elif self.supervised and not self.semi_supervised:
+            raise ValueError(f"{type(self).__name__} is supervised: fit(bags, y) needs labels y")
+        self.n_features_in_ = bags.dim
+        self._fit(bags, y)
+        return self
+
+    def transform(self, bags) -> np.ndarray:
+        """Aggregate each sample of ``bags`` into one vector: returns ``(m, D)``."""
+        check_is_fitted(self, "n_features_in_")
+        bags = as_bags(bags)
+        if bags.dim != self.n_features_in_:
+            raise ValueError(f"{type(self).__name__}.transform: descriptors have dimension {bags.dim}, "
+                             f"the aggregator was fitted on dimension {self.n_features_in_}")
+        out = self._transform(bags)
+        if out.shape[0] != bags.n_samples:  # a contract check on the subclass, cheap
+            raise RuntimeError(f"{type(self).__name__}._transform returned {out.shape[0]} rows for "
+                               f"{bags.n_samples} samples")
+        return out
+
+    def fit_transform(self, bags, y=None) -> np.ndarray:
+        return self.fit(bags, y).transform(bags)
+
+    def record_info(self) -> dict:
+        """Facts about the last fit for the run record (``fit_info`` in ``result.json``); JSON-able values.
+
+        Default: the ``fit_info_`` attribute when the subclass sets one. Iterative methods put their
+        training curve there as ``training_curve`` (the loss after each iteration or epoch), so a reader
+        of the record can see that the fit converged.
+        """
+        return dict(getattr(self, "fit_info_", None) or {})
+
+    # Subclasses override these two.
+    def _fit(self, bags: Bags, y):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _transform(self, bags: Bags) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+def check_labels(y, n_samples: int, allow_unlabelled: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Turn ``y`` into a float ``(m, c)`` response matrix.
+
+    ``y`` is either an ``(m,)`` label vector (one-hot encoded, classes sorted;
+    ``-1`` = unlabelled when ``allow_unlabelled``) or an ``(m, c)`` float
+    response matrix (rows of NaN = unlabelled). Returns ``(Y, labelled_mask)``
+    with unlabelled rows of ``Y`` set to zero.
+    """
+    y = np.asarray(y)
+    if y.shape[0] != n_samples:
+        raise ValueError(f"y has {y.shape[0]} rows for {n_samples} samples")
+    if y.ndim == 2:
+        Y = y.astype(np.float64)
+        labelled = ~np.isnan(Y).any(axis=1)
+        if not allow_unlabelled and not labelled.all():
+            raise ValueError(f"y has NaN responses for {int((~labelled).sum())} samples (e.g. sample "
+                             f"{int(np.flatnonzero(~labelled)[0])}); use the semi-supervised variant")
+        Y[~labelled] = 0.0
+        return Y, labelled
+    if y.ndim != 1:
+        raise ValueError(f"y must be (m,) labels or an (m, c) response matrix, got shape {y.shape}")
+    labelled = ~((y == -1) if y.dtype.kind in "iuf" else (y.astype(str) == "-1"))
+    if not allow_unlabelled and not labelled.all():
+        raise ValueError(f"y marks {int((~labelled).sum())} samples as unlabelled (-1), e.g. sample "
+                         f"{int(np.flatnonzero(~labelled)[0])}; use the semi-supervised variant")
+    if not labelled.any():
+        raise ValueError("y has no labelled sample")
+    classes, codes = np.unique(y[labelled], return_inverse=True)
+    Y = np.zeros((n_samples, classes.size))
+    Y[np.flatnonzero(labelled), codes] = 1.0
+    return Y, labelled

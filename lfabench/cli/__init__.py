@@ -1,0 +1,101 @@
+"""The ``lfabench`` command line: ``run`` (Hydra), ``plugins``, ``leaderboard``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+from pathlib import Path
+
+USAGE = """usage: lfabench <command> [...]
+
+commands:
+  run [OVERRIDES...]        run a benchmark (Hydra overrides: aggregator=bow seed=1, -m for sweeps, --cfg job)
+  plugins                   list every plugin with kind, version and the distribution it comes from
+  leaderboard [RUN_DIRS...] build Markdown, CSV and HTML leaderboards and plots from run records
+  compare [RUN_DIRS...]     mean ± std over seeds and paired exact Wilcoxon p-values against the best
+  data fetch|add|verify|list  get, register and check datasets (data root: $LFABENCH_DATA)
+  cache list|clear          show or delete cached descriptors and other arrays
+
+`lfabench <command> --help` for details.
+"""
+
+
+def _cmd_plugins(args) -> int:
+    from ..registry import get_registry
+
+    reg = get_registry()
+    specs = reg.specs()
+    rows = [(s.kind, s.name, s.version or "-", s.distribution, s.description) for s in specs]
+    header = ("kind", "name", "version", "distribution", "description")
+    widths = [max(len(r[i]) for r in rows + [header]) for i in range(4)]
+    print("  ".join(h.ljust(w) for h, w in zip(header[:4], widths)) + "  " + header[4])
+    for r in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(r[:4], widths)) + "  " + r[4])
+    status = 0
+    for failure in reg.failures:
+        print(f"warning: {failure}", file=sys.stderr)
+    for conflict in reg.conflicts():
+        print(f"error: {conflict}", file=sys.stderr)
+        status = 1
+    return status
+
+
+def _cmd_leaderboard(args) -> int:
+    from ..leaderboard import DEFAULT_RUN_ROOTS, build_leaderboard
+
+    paths = args.run_dirs or [p for p in DEFAULT_RUN_ROOTS if Path(p).is_dir()]
+    if not paths:
+        print(f"lfabench leaderboard: no run directories given and none of {', '.join(DEFAULT_RUN_ROOTS)} "
+              f"exists here; run `lfabench run` first or pass RUN_DIRS", file=sys.stderr)
+        return 2
+    try:
+        out = build_leaderboard(paths, args.out, args.name)
+    except FileNotFoundError as exc:
+        print(f"lfabench leaderboard: {exc}", file=sys.stderr)
+        return 2
+    print(out["markdown"].read_text())
+    written = [out["markdown"], out["csv"], out["html"], *out["plots"]]
+    print("wrote " + ", ".join(map(str, written)))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from . import cache as cli_cache
+    from . import compare as cli_compare
+    from . import data as cli_data
+
+    command_modules = (cli_compare, cli_data, cli_cache)  # subcommands that live in their own module
+    parser = argparse.ArgumentParser(prog="lfabench", description=USAGE,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command")
+    p = sub.add_parser("plugins", help="list plugins")
+    p.set_defaults(func=_cmd_plugins)
+    p = sub.add_parser("leaderboard", help="build leaderboards from run records")
+    p.add_argument("run_dirs", nargs="*", help="run directories or result.json files (default: "
+                                               "./lfabench_runs and ./lfabench_multirun)")
+    p.add_argument("--out", default="leaderboards", help="output folder (default: ./leaderboards)")
+    p.add_argument("--name", default="leaderboard", help="file stem of the outputs (default: leaderboard)")
+    p.set_defaults(func=_cmd_leaderboard)
+    for command in command_modules:
+        command.add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        print(USAGE)
+        return 0
+    if argv[0] == "run":
+        from .run import main as run_main
+
+        run_main(argv[1:])
+        return 0
+    warnings.simplefilter("default")
+    args = build_parser().parse_args(argv)
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

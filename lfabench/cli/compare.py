@@ -1,0 +1,82 @@
+"""``lfabench compare``: mean ± std over seeds per method and paired Wilcoxon p-values against the best.
+
+Reads run records only (``result.json``). For every (dataset, descriptor,
+evaluator, metric), each method (aggregator setting, labelled as in the
+leaderboard) gets its mean ± sample std over seeds and the two-sided exact
+Wilcoxon signed-rank p-value of its per-seed scores against the best method's
+(highest mean), pairing runs by seed over the seeds both have
+(:func:`lfabench.evaluation.significance.compare_to_best`; zero differences are
+dropped). Several runs of one (method, seed) are averaged first.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+
+def compare_table(run_paths) -> "pd.DataFrame":
+    """One row per (dataset, descriptor, evaluator, metric, method): mean, std, seeds, p_vs_best, n_pairs."""
+    from ..leaderboard import find_records, records_frame, summarize
+
+    df, _ = records_frame(find_records(run_paths))
+    summary = summarize(df)
+    cols = ["dataset", "descriptor", "evaluator", "metric", "aggregator", "mean", "std", "n_seeds", "seeds",
+            "best", "p_vs_best", "n_pairs"]
+    summary = summary.sort_values(["dataset", "descriptor", "evaluator", "metric", "mean"],
+                                  ascending=[True, True, True, True, False])
+    return summary[cols].rename(columns={"aggregator": "method"}).reset_index(drop=True)
+
+
+def to_markdown(table) -> str:
+    import pandas as pd
+
+    if table.empty:
+        return "_No successful run records found._"
+    parts = []
+    for (dataset, descriptor, evaluator, metric), tab in table.groupby(
+            ["dataset", "descriptor", "evaluator", "metric"], sort=True):
+        parts += [f"## {dataset} — {descriptor} — {evaluator} — {metric}", ""]
+        shown = pd.DataFrame({
+            "method": tab["method"].values,
+            metric: [f"{m:.2f} ± {s:.2f}" for m, s in zip(tab["mean"], tab["std"])],
+            "seeds": tab["n_seeds"].values,
+            "p vs best (pairs)": ["best" if b else ("—" if pd.isna(p) else f"{p:.4g} ({int(n)})")
+                                  for b, p, n in zip(tab["best"], tab["p_vs_best"], tab["n_pairs"])],
+        })
+        parts += [shown.to_markdown(index=False), ""]
+    parts.append("p: paired two-sided exact Wilcoxon signed-rank test against the best method, over shared seeds "
+                 "(zero differences dropped).")
+    return "\n".join(parts)
+
+
+def _cmd_compare(args) -> int:
+    from ..leaderboard import DEFAULT_RUN_ROOTS
+
+    paths = args.run_dirs or [p for p in DEFAULT_RUN_ROOTS if Path(p).is_dir()]
+    if not paths:
+        print(f"lfabench compare: no run directories given and none of {', '.join(DEFAULT_RUN_ROOTS)} exists here",
+              file=sys.stderr)
+        return 2
+    try:
+        table = compare_table(paths)
+    except FileNotFoundError as exc:
+        print(f"lfabench compare: {exc}", file=sys.stderr)
+        return 2
+    if args.metric:
+        table = table[table["metric"].isin(args.metric)]
+    print(to_markdown(table))
+    if args.csv:
+        Path(args.csv).parent.mkdir(parents=True, exist_ok=True)
+        table.to_csv(args.csv, index=False)
+        print(f"wrote {args.csv}")
+    return 0
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser("compare", help="mean ± std over seeds and paired Wilcoxon p-values vs the best")
+    p.add_argument("run_dirs", nargs="*", help="run directories or result.json files (default: ./lfabench_runs "
+                                               "and ./lfabench_multirun)")
+    p.add_argument("--metric", action="append", help="only this metric (repeatable)")
+    p.add_argument("--csv", help="also write the table to this CSV file")
+    p.set_defaults(func=_cmd_compare)

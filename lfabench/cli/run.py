@@ -1,0 +1,130 @@
+"""``lfabench run``: the Hydra application around :func:`lfabench.run.run_benchmark`.
+
+Config groups ``aggregator/``, ``dataset/``, ``descriptor/``, ``evaluator/`` come from
+three places, first match winning: lfabench's own ``conf/`` (installed as the
+``lfabench_conf`` package), the config folders that plugin packages declare under
+the ``lfabench.conf`` entry-point group, and, for every registered plugin without
+a file, an entry generated from the plugin's declared defaults (Hydra ConfigStore).
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from importlib import resources
+
+from ..plugin import KINDS
+from ..registry import config_search_paths, get_registry, unknown_message
+
+CONFIG_PACKAGE = "lfabench_conf"
+PRIMARY_CONFIG = "lfabench"
+
+
+def _primitive(value) -> bool:
+    if isinstance(value, (list, tuple)):
+        return all(_primitive(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _primitive(v) for k, v in value.items())
+    return value is None or isinstance(value, (str, int, float, bool))
+
+
+def register_plugin_configs() -> None:
+    """Store a ``{name, params}`` config for every plugin, from its declared defaults.
+
+    A ``random_state``/``seed`` default of ``None`` becomes ``${seed}`` so the run's
+    seed reaches the plugin. Defaults that are not plain data are left out (the
+    factory's own default then applies).
+    """
+    from hydra.core.config_store import ConfigStore
+
+    cs = ConfigStore.instance()
+    for spec in get_registry().specs():
+        if spec.name in yaml_options(spec.kind):
+            continue  # the yaml file wins; storing both would make Hydra treat the node as a schema
+        params = {}
+        for key, value in (spec.defaults or {}).items():
+            if key in ("random_state", "seed") and value is None:
+                params[key] = "${seed}"
+            elif _primitive(value):
+                params[key] = list(value) if isinstance(value, tuple) else value
+        cs.store(group=spec.kind, name=spec.name, node={"name": spec.name, "params": params},
+                 provider=spec.distribution)
+
+
+def register_primary_config() -> None:
+    """The primary config: lfabench's ``config.yaml`` plus the plugin packages' config folders.
+
+    Hydra reads ``hydra.searchpath`` from the primary config only, so the
+    ``lfabench.conf`` entry points are turned into a stored primary node that
+    includes ``config.yaml`` (command-line overrides stay exactly as Hydra's).
+    """
+    from hydra.core.config_store import ConfigStore
+
+    node = {"defaults": ["config", "_self_"], "hydra": {"searchpath": config_search_paths()}}
+    ConfigStore.instance().store(name=PRIMARY_CONFIG, node=node)
+
+
+def yaml_options(group: str) -> set[str]:
+    """Options of a config group that are yaml files (lfabench's ``conf/`` and plugin packages' folders)."""
+    options = set()
+    packages = [CONFIG_PACKAGE] + [p[len("pkg://"):] for p in config_search_paths()]
+    for package in packages:
+        try:
+            folder = resources.files(package) / group
+            options |= {f.name[:-5] for f in folder.iterdir() if f.name.endswith(".yaml")}
+        except (ModuleNotFoundError, FileNotFoundError, NotADirectoryError):
+            continue
+    return options
+
+
+def config_options(group: str) -> list[str]:
+    """Every option of a config group: yaml files plus every registered plugin name."""
+    return sorted(yaml_options(group) | set(get_registry().names(group)))
+
+
+def check_group_overrides(argv: list[str]) -> None:
+    """Fail early, with the available options and the closest match, on an unknown plugin name.
+
+    Understands ``group=a`` and sweeps ``group=a,b``; other override syntaxes are
+    left to Hydra.
+    """
+    for arg in argv:
+        if arg.startswith("-") or "=" not in arg:
+            continue
+        key, _, value = arg.lstrip("+~").partition("=")
+        if key not in KINDS or any(ch in value for ch in "()[]{}$*"):
+            continue
+        available = config_options(key)
+        for name in filter(None, (v.strip() for v in value.split(","))):
+            if name not in available:
+                raise SystemExit("lfabench run: " + unknown_message(key, name, available))
+
+
+def main(argv: list[str]) -> None:
+    """Run Hydra on ``argv`` (overrides and Hydra flags, exactly as Hydra takes them)."""
+    import hydra
+    from hydra.core.hydra_config import HydraConfig
+    from omegaconf import OmegaConf
+
+    from ..run import format_summary, run_benchmark
+
+    check_group_overrides(argv)
+    register_plugin_configs()
+    register_primary_config()
+
+    def task(cfg) -> None:
+        logging.getLogger("faiss.loader").setLevel(logging.WARNING)
+        run_dir = HydraConfig.get().runtime.output_dir
+        config = OmegaConf.to_container(cfg, resolve=True)
+        try:
+            record = run_benchmark(config, run_dir, setting=OmegaConf.to_container(cfg, resolve=False))
+        except Exception as exc:
+            if not cfg.get("continue_on_error", False):
+                raise
+            print(f"lfabench run FAILED ({type(exc).__name__}: {exc}); record in {run_dir}/result.json",
+                  file=sys.stderr)
+            return
+        print(format_summary(record), flush=True)
+
+    sys.argv = ["lfabench"] + list(argv)
+    hydra.main(config_path=f"pkg://{CONFIG_PACKAGE}", config_name=PRIMARY_CONFIG, version_base="1.3")(task)()

@@ -1,0 +1,306 @@
+"""The descriptor contract: a plugin that turns every sample of a dataset into local descriptors.
+
+:meth:`Descriptor.describe` runs a plugin's per-image :meth:`Descriptor.extract` over a
+dataset, and is
+
+* **cached**: the result is an :class:`~lfabench.storage.ArrayCache` entry whose key is made
+  of the dataset fingerprint, the descriptor's module, class and parameters, a hash of
+  the plugin's source file (so editing an extractor never reuses stale arrays) and
+  lfabench's version. Arrays are ``.npz`` loaded without pickle.
+* **parallel**: chunks of ``chunk_size`` images run in a process pool (``spawn`` start
+  method, so OpenCV/BLAS thread pools of the parent are never forked), one worker per core
+  by default (``n_jobs``, or ``$LFABENCH_N_JOBS``), with a tqdm progress bar.
+* **resumable**: each finished chunk is written at once (atomically) to
+  ``<cache>/<key>.partial/``; a rerun after an interruption computes only the missing
+  chunks. When all are there they are concatenated into the entry and the folder removed.
+* **safe for concurrent runs**: every file is written to a temporary name then renamed; two
+  runs computing the same chunk write identical bytes; a run whose chunk folder is removed
+  under it (the other run finished first) loads the finished entry instead.
+
+After ``describe``, :meth:`Descriptor.record_info` says what happened (cache hit or miss,
+chunks reused, the selection rule of the per-image cap); the runner stores it in the run record.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from .bags import Bags
+from .dataset import Dataset
+from .storage import ArrayCache, cache_key
+
+#: ``describe(..., cache=None)`` uses the cache unless this variable is set to 0/false/no/off.
+NO_CACHE_ENV = "LFABENCH_DESCRIPTOR_CACHE"
+
+
+def default_n_jobs() -> int:
+    """``$LFABENCH_N_JOBS`` or the number of cores this process may use."""
+    env = os.environ.get("LFABENCH_N_JOBS")
+    if env:
+        return max(1, int(env))
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _source_digest(obj) -> str:
+    """sha256 (16 hex) of the source files of ``obj``'s plugin: its module and every module beside it.
+
+    A descriptor plugin shares private helpers with the plugins of its folder, so an edit to any of
+    them gives new cache keys (the cache never serves descriptors computed by older code).
+    """
+    h = hashlib.sha256()
+    module = sys.modules.get(type(obj).__module__)
+    try:
+        path = inspect.getsourcefile(module) if module is not None else None
+    except TypeError:
+        path = None
+    if path and os.path.exists(path):
+        for source in sorted(Path(path).parent.glob("*.py")):
+            h.update(source.name.encode())
+            h.update(source.read_bytes())
+    else:
+        h.update(type(obj).__module__.encode())
+    return h.hexdigest()[:16]
+
+
+def _save_npz_atomic(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            np.savez(fh, **arrays)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+class Descriptor:
+    """Base class for descriptor extractors.
+
+    Subclasses implement :meth:`extract` for one image; :meth:`describe` runs it over a
+    dataset and returns one :class:`Bags`. Hyper-parameters are ``__init__`` arguments.
+    ``params()`` returns them (recorded in run records and cache keys).
+    """
+
+    #: Keypoint columns produced by :meth:`extract` (see ``lfabench.bags.KEYPOINT_FIELDS``).
+    keypoint_fields: tuple[str, ...] = ("x", "y")
+    #: How the per-image cap chooses descriptors (recorded in every run record).
+    selection_rule: str = "all descriptors are kept (no per-image cap)"
+    #: Images per cached/parallel chunk.
+    chunk_size: int = 64
+    #: False for extractors that read something else than the dataset's images (``precomputed``).
+    needs_images: bool = True
+    #: False when caching would only copy files that are already arrays on disk.
+    cacheable: bool = True
+
+    def params(self) -> dict:
+        return {k: v for k, v in vars(self).items() if not k.startswith("_")}
+
+    def extract(self, image: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Local descriptors of one image: ``(descriptors (n, d), keypoints (n, k))``."""
+        raise NotImplementedError
+
+    def extract_sample(self, dataset: Dataset, i: int) -> tuple[np.ndarray, np.ndarray]:
+        """Local descriptors of sample ``i`` of ``dataset`` (default: :meth:`extract` of its image)."""
+        return self.extract(dataset.load_image(i))
+
+    # ------------------------------------------------------------------ record
+    def record_info(self) -> dict[str, Any]:
+        """What the run record stores about this extractor and its last :meth:`describe`."""
+        return {"extractor": f"{type(self).__module__}.{type(self).__qualname__}", "params": self.params(),
+                "keypoint_fields": list(self.keypoint_fields), "selection_rule": self.selection_rule,
+                "extraction": dict(getattr(self, "_extraction", {}) or {})}
+
+    def cache_parts(self, dataset: Dataset) -> dict[str, Any]:
+        """What identifies this extraction (lfabench's version is added by :func:`cache_key`)."""
+        return {"dataset": dataset.fingerprint(), "dataset_name": dataset.name,
+                "extractor": f"{type(self).__module__}.{type(self).__qualname__}",
+                "params": self.params(), "code": _source_digest(self)}
+
+    # ----------------------------------------------------------------- extract
+    def _extract_checked(self, dataset: Dataset, i: int) -> tuple[np.ndarray, np.ndarray]:
+        sid = dataset.sample_ids[i]
+        try:
+            D, K = self.extract_sample(dataset, i)
+        except Exception as exc:
+            if hasattr(exc, "add_note"):  # Python >= 3.11: name the sample in the traceback
+                exc.add_note(f"while {type(self).__name__} extracted sample {i} ({sid!r}) of {dataset.name!r}")
+            raise
+        D = np.asarray(D, dtype=np.float32)
+        K = np.asarray(K, dtype=np.float32)
+        if D.ndim != 2 or K.ndim != 2 or K.shape[0] != D.shape[0] or K.shape[1] != len(self.keypoint_fields):
+            raise ValueError(f"{type(self).__name__}.extract on sample {sid!r} returned descriptors {D.shape} "
+                             f"and keypoints {K.shape}; expected (n, d) and (n, {len(self.keypoint_fields)})")
+        return D, K
+
+    def _extract_range(self, dataset: Dataset, start: int, stop: int) -> dict[str, np.ndarray]:
+        descs, kps = zip(*(self._extract_checked(dataset, i) for i in range(start, stop)))
+        dims = {d.shape[1] for d in descs}
+        if len(dims) != 1:
+            raise ValueError(f"{type(self).__name__}: descriptor dimensions differ across samples {start}..{stop - 1}"
+                             f" ({sorted(dims)})")
+        return {"descriptors": np.concatenate(descs), "keypoints": np.concatenate(kps),
+                "counts": np.array([d.shape[0] for d in descs], dtype=np.int64)}
+
+    def describe(self, dataset: Dataset, progress: bool = True, n_jobs: int | None = None,
+                 cache: bool | str | Path | ArrayCache | None = None) -> Bags:
+        """Local descriptors of every sample of ``dataset``, as one :class:`Bags` (ids = sample ids).
+
+        Parameters
+        ----------
+        progress : show a tqdm bar (datasets of 200 samples or more).
+        n_jobs : worker processes (default :func:`default_n_jobs`); 1 runs in this process.
+        cache : ``None`` (default: the array cache unless ``$LFABENCH_DESCRIPTOR_CACHE=0``),
+            ``False`` (no cache), ``True``, a folder, or an :class:`ArrayCache`.
+        """
+        if self.needs_images and dataset.images is None:
+            raise TypeError(f"descriptor {type(self).__name__} needs images, but dataset {dataset.name!r} ships "
+                            f"its own local descriptors: use descriptor=native")
+        t0 = time.perf_counter()
+        m = dataset.n_samples
+        if m == 0:
+            raise ValueError(f"dataset {dataset.name!r} has no samples to describe")
+        n_jobs = default_n_jobs() if n_jobs is None else max(1, int(n_jobs))
+        store = self._store(cache) if self.cacheable else None
+        chunks = [(s, min(s + self.chunk_size, m)) for s in range(0, m, self.chunk_size)]
+        info: dict[str, Any] = {"n_samples": m, "n_chunks": len(chunks), "chunk_size": self.chunk_size}
+        if store is None:
+            parts = self._compute(dataset, chunks, n_jobs, progress, None)
+            info.update(cache="off", chunks_computed=len(chunks), chunks_reused=0)
+            bags = self._assemble(parts, dataset)
+        else:
+            key = cache_key("descriptors", f"{dataset.name}-{type(self).__name__.lower()}", self.cache_parts(dataset))
+            info.update(cache_key=key, cache_dir=str(store.root))
+            arrays = store.load(key)
+            if arrays is not None:
+                info.update(cache="hit", chunks_computed=0, chunks_reused=len(chunks))
+            else:
+                arrays, computed = self._compute_cached(store, key, dataset, chunks, n_jobs, progress)
+                reused = len(chunks) - computed
+                info.update(cache="miss" if reused == 0 else "resumed", chunks_computed=computed,
+                            chunks_reused=reused)
+            bags = Bags(arrays["descriptors"], arrays["offsets"], keypoints=arrays["keypoints"],
+                        ids=dataset.sample_ids, keypoint_fields=self.keypoint_fields)
+        info.update(n_jobs=n_jobs, seconds=round(time.perf_counter() - t0, 3))
+        self._extraction = info
+        return bags
+
+    # --------------------------------------------------------------- internals
+    @staticmethod
+    def _store(cache) -> ArrayCache | None:
+        if cache is False:
+            return None
+        if cache is None or cache is True:
+            if cache is None and os.environ.get(NO_CACHE_ENV, "1").lower() in ("0", "false", "no", "off"):
+                return None
+            return ArrayCache()
+        if isinstance(cache, ArrayCache):
+            return cache
+        return ArrayCache(cache)
+
+    def _assemble(self, parts: list[dict[str, np.ndarray]], dataset: Dataset) -> Bags:
+        arrays = self._concat(parts)
+        return Bags(arrays["descriptors"], arrays["offsets"], keypoints=arrays["keypoints"], ids=dataset.sample_ids,
+                    keypoint_fields=self.keypoint_fields)
+
+    def _concat(self, parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+        dims = {p["descriptors"].shape[1] for p in parts}
+        if len(dims) != 1:
+            raise ValueError(f"{type(self).__name__}: descriptor dimensions differ across chunks ({sorted(dims)})")
+        counts = np.concatenate([p["counts"] for p in parts])
+        offsets = np.zeros(counts.size + 1, dtype=np.int64)
+        np.cumsum(counts, out=offsets[1:])
+        return {"descriptors": np.ascontiguousarray(np.concatenate([p["descriptors"] for p in parts])),
+                "keypoints": np.ascontiguousarray(np.concatenate([p["keypoints"] for p in parts])),
+                "offsets": offsets}
+
+    def _compute(self, dataset, chunks, n_jobs, progress, on_done) -> list[dict[str, np.ndarray]]:
+        """Run ``chunks`` (``(start, stop)`` pairs); ``on_done(index, arrays)`` sees each one as it finishes."""
+        results: list[dict[str, np.ndarray] | None] = [None] * len(chunks)
+        total = sum(b - a for a, b in chunks)
+        bar = tqdm(total=total, desc=f"{type(self).__name__} on {dataset.name}", unit="img",
+                   disable=not progress or total < 200, leave=False)
+        try:
+            if n_jobs == 1 or len(chunks) <= 1:
+                for j, (a, b) in enumerate(chunks):
+                    results[j] = self._extract_range(dataset, a, b)
+                    if on_done:
+                        on_done(j, results[j])
+                    bar.update(b - a)
+            else:
+                import multiprocessing as mp
+                from concurrent.futures import ProcessPoolExecutor, as_completed
+
+                with ProcessPoolExecutor(max_workers=min(n_jobs, len(chunks)), mp_context=mp.get_context("spawn"),
+                                         initializer=_init_worker, initargs=(self, dataset)) as pool:
+                    futures = {pool.submit(_run_chunk, a, b): j for j, (a, b) in enumerate(chunks)}
+                    for fut in as_completed(futures):
+                        j = futures[fut]
+                        results[j] = fut.result()
+                        if on_done:
+                            on_done(j, results[j])
+                        bar.update(chunks[j][1] - chunks[j][0])
+        finally:
+            bar.close()
+        return results  # type: ignore[return-value]
+
+    def _compute_cached(self, store: ArrayCache, key: str, dataset, chunks, n_jobs, progress):
+        partial = store.root / f"{key}.partial"
+        names = [partial / f"chunk-{j:05d}-of-{len(chunks):05d}.npz" for j in range(len(chunks))]
+        todo = [j for j, p in enumerate(names) if not p.exists()]
+
+        def save(local_j: int, arrays: dict[str, np.ndarray]) -> None:
+            _save_npz_atomic(names[todo[local_j]], arrays)
+
+        if todo:
+            self._compute(dataset, [chunks[j] for j in todo], n_jobs, progress, save)
+        parts = []
+        for p in names:
+            try:
+                with np.load(p, allow_pickle=False) as z:
+                    parts.append({k: z[k] for k in ("descriptors", "keypoints", "counts")})
+            except FileNotFoundError:
+                done = store.load(key)  # another run finished this entry and removed the chunks
+                if done is None:
+                    raise
+                return done, len(todo)
+        arrays = self._concat(parts)
+        store.save(key, arrays, meta={"kind": "descriptors", "dataset": dataset.name, "n_samples": dataset.n_samples,
+                                      "extractor": type(self).__name__, "params": self.params(),
+                                      "selection_rule": self.selection_rule,
+                                      "keypoint_fields": list(self.keypoint_fields),
+                                      "parts": self.cache_parts(dataset)})
+        shutil.rmtree(partial, ignore_errors=True)
+        return arrays, len(todo)
+
+
+# ------------------------------------------------------------- worker processes
+_WORKER: dict[str, Any] = {}
+
+
+def _init_worker(descriptor: Descriptor, dataset: Dataset) -> None:
+    try:  # one process per core already: keep OpenCV single-threaded inside each
+        import cv2
+
+        cv2.setNumThreads(1)
+    except ImportError:  # pragma: no cover
+        pass
+    _WORKER["descriptor"], _WORKER["dataset"] = descriptor, dataset
+
+
+def _run_chunk(start: int, stop: int) -> dict[str, np.ndarray]:
+    return _WORKER["descriptor"]._extract_range(_WORKER["dataset"], start, stop)

@@ -1,0 +1,59 @@
+"""The evaluator contract: a protocol that splits a dataset and scores aggregated features."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .dataset import Dataset
+
+
+@dataclass
+class Split:
+    """What the aggregator is fitted on, and how the protocol scores the result.
+
+    ``fit_indices`` are the samples passed to ``aggregator.fit``; ``fit_labels``
+    their labels (``-1`` = unlabelled) or ``None`` for purely unsupervised
+    protocols. ``train_indices``/``test_indices`` are the protocol's own
+    partition (e.g. the 80/20 k-NN split); ``info`` is recorded in the run.
+    """
+
+    fit_indices: np.ndarray
+    fit_labels: np.ndarray | None
+    train_indices: np.ndarray | None = None
+    test_indices: np.ndarray | None = None
+    seed: int = 0
+    info: dict = field(default_factory=dict)
+
+
+class Evaluator:
+    """Base class for evaluation protocols. Hyper-parameters are ``__init__`` arguments."""
+
+    #: The dataset task this protocol scores.
+    task: str = "classification"
+
+    def params(self) -> dict:
+        return {k: v for k, v in vars(self).items() if not k.startswith("_")}
+
+    def check_dataset(self, dataset: Dataset) -> None:
+        if dataset.task != self.task:
+            raise ValueError(f"evaluator {type(self).__name__} scores {self.task} datasets, but "
+                             f"{dataset.name!r} is a {dataset.task} dataset")
+
+    def split(self, dataset: Dataset, seed: int) -> Split:
+        """The protocol's split for this seed (identical for every method)."""
+        raise NotImplementedError
+
+    def prepare_bags(self, bags, dataset: Dataset, split: Split):
+        """The bags to aggregate for scoring (default: unchanged).
+
+        A protocol that scores some samples on part of their descriptors (e.g.
+        Oxford queries restricted to their bounding box) returns modified bags here;
+        the runner calls it between ``fit`` and ``transform``.
+        """
+        return bags
+
+    def evaluate(self, features: np.ndarray, dataset: Dataset, split: Split) -> dict[str, float]:
+        """Score ``features`` (``(m, D)``, one row per dataset sample); returns ``{metric: value}``."""
+        raise NotImplementedError

@@ -1,0 +1,96 @@
+"""One benchmark run: dataset -> descriptors -> split -> fit -> transform -> evaluate -> result.json.
+
+This module knows nothing of Hydra: it takes the resolved config as a plain dict
+(``{"dataset": {"name", "params"}, "descriptor": ..., "aggregator": ...,
+"evaluator": ..., "seed": int}``) and a run directory.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .plugin import KINDS
+from .record import RunRecorder
+from .registry import get_registry
+from .storage import drain_cache_events
+
+#: Stages timed in every record, in order.
+STAGES = ("dataset", "descriptors", "split", "fit", "transform", "evaluate")
+
+
+def _params(cfg: dict, kind: str) -> dict[str, Any]:
+    section = cfg.get(kind) or {}
+    if "name" not in section:
+        raise ValueError(f"config has no {kind}.name: choose one with `{kind}=<name>` (see `lfabench plugins`)")
+    return dict(section.get("params") or {})
+
+
+def run_benchmark(cfg: dict[str, Any], run_dir: Path | str, setting: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Run one configuration and write ``run_dir/result.json``; returns the record.
+
+    ``setting`` is the config before interpolation (``random_state: ${seed}`` kept
+    literal): runs that share it differ only by seed, and the leaderboard pools them.
+    Default: ``cfg`` itself.
+
+    The record is written whatever happens: a raising plugin leaves a record with
+    ``status: "failed"`` and the error (type, message, stage, traceback), then the
+    exception propagates.
+    """
+    seed = int(cfg.get("seed", 0))
+    rec = RunRecorder(Path(run_dir), cfg, seed)
+    rec.data["setting"] = {k: v for k, v in (setting or cfg).items() if k in KINDS}
+    try:
+        registry = get_registry()
+        specs = {kind: registry.get_spec(kind, (cfg.get(kind) or {}).get("name", "")) for kind in KINDS}
+        rec.data["plugins"] = {k: {"name": s.name, "version": s.version, "distribution": s.distribution,
+                                   "module": s.module} for k, s in specs.items()}
+        with rec.stage("dataset"):
+            dataset = specs["dataset"].factory(**_params(cfg, "dataset"))
+            rec.data["dataset"] = dataset.summary()
+        with rec.stage("descriptors"):
+            descriptor = specs["descriptor"].factory(**_params(cfg, "descriptor"))
+            bags = descriptor.describe(dataset)
+            rec.data["descriptors"] = {"n_descriptors": bags.n_descriptors, "dim": bags.dim,
+                                       "empty_samples": int(bags.empty_samples().size)}
+            if callable(getattr(descriptor, "record_info", None)):  # cap rule, cache hit/miss (additive)
+                rec.data["descriptors"].update(descriptor.record_info())
+        with rec.stage("split"):
+            evaluator = specs["evaluator"].factory(**_params(cfg, "evaluator"))
+            split = evaluator.split(dataset, seed)
+            rec.data["split"] = dict(split.info, n_fit=int(len(split.fit_indices)))
+        aggregator = specs["aggregator"].factory(**_params(cfg, "aggregator"))
+        drain_cache_events()
+        with rec.stage("fit"):
+            aggregator.fit(bags.subset(split.fit_indices), split.fit_labels)
+        rec.data["fit_cache"] = drain_cache_events()  # fitted arrays (codebooks, GMMs) reused from the cache
+        if callable(getattr(aggregator, "record_info", None)):  # plain scikit-learn style plugins may lack it
+            rec.data["fit_info"] = aggregator.record_info()
+        with rec.stage("transform"):
+            features = aggregator.transform(evaluator.prepare_bags(bags, dataset, split))
+            rec.data["output_dim"] = int(features.shape[1])
+        with rec.stage("evaluate"):
+            metrics = evaluator.evaluate(features, dataset, split)
+            rec.data["split"].update(split.info)  # evaluators may add per-query results (e.g. AP)
+    except BaseException as exc:
+        rec.finish_failed(exc)
+        raise
+    rec.finish_ok(metrics)
+    return rec.data
+
+
+def format_summary(record: dict[str, Any]) -> str:
+    """A short, human-readable result table for the terminal."""
+    cfg = record["config"]
+    names = " / ".join(f"{k}={(cfg.get(k) or {}).get('name', '?')}" for k in KINDS)
+    lines = [f"lfabench run  {names}  seed={record['seed']}  status={record['status']}"]
+    width = max([len(m) for m in record["metrics"]] + [len(f"{s} time (s)") for s in STAGES])
+    lines.append(f"  {'metric'.ljust(width)}  value")
+    for name, value in record["metrics"].items():
+        lines.append(f"  {name.ljust(width)}  {value:.4f}")
+    for stage in STAGES:
+        if stage in record["timings_s"]:
+            lines.append(f"  {(stage + ' time (s)').ljust(width)}  {record['timings_s'][stage]:.3f}")
+    lines.append(f"  {'peak RSS (MiB)'.ljust(width)}  {record['peak_rss_mb']:.1f}")
+    lines.append(f"  record: {Path(record['run_dir']) / 'result.json'}")
+    return "\n".join(lines)

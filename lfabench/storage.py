@@ -1,0 +1,203 @@
+"""Storage: the one atomic file writer, the array cache, and the fitted-array cache (no pickle anywhere).
+
+Every entry lives under a name derived from exactly the configuration that
+produced it (hloc style): ``<kind>-<readable tag>-<sha256 of the parts>``, where
+the parts always include lfabench's version. A rerun with the same parts reuses
+the entry; any change of parts gives a new name, so nothing stale is reused.
+
+An entry is ``<name>.npz`` (arrays, loaded with ``allow_pickle=False``) plus
+``<name>.json`` (metadata: the parts, creation time, sizes). Both are written
+to temporary files and renamed, so concurrent runs sharing a cache never see a
+half-written entry; the ``.json`` is written last and marks the entry complete.
+
+Root: ``$LFABENCH_CACHE``, else ``$XDG_CACHE_HOME/lfabench``, else ``~/.cache/lfabench``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+def cache_root() -> Path:
+    """The cache directory (not created)."""
+    if os.environ.get("LFABENCH_CACHE"):
+        return Path(os.environ["LFABENCH_CACHE"]).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "lfabench"
+
+
+def _canonical(parts: dict[str, Any]) -> str:
+    return json.dumps(parts, sort_keys=True, default=str, separators=(",", ":"))
+
+
+def cache_key(kind: str, tag: str, parts: dict[str, Any]) -> str:
+    """``<kind>-<tag>-<hash>``: ``tag`` is for humans, ``parts`` (plus lfabench's version) decide identity."""
+    from . import __version__
+
+    full = dict(parts, lfabench_version=__version__)
+    digest = hashlib.sha256(_canonical(full).encode()).hexdigest()[:16]
+    safe_tag = re.sub(r"[^A-Za-z0-9_.=+-]+", "_", tag)[:80]
+    return f"{kind}-{safe_tag}-{digest}"
+
+
+@dataclass
+class CacheEntry:
+    name: str
+    path: Path
+    size_bytes: int
+    meta: dict[str, Any]
+
+
+class ArrayCache:
+    """A folder of ``.npz`` + ``.json`` entries."""
+
+    def __init__(self, root: Path | str | None = None):
+        self.root = Path(root) if root is not None else cache_root()
+
+    def _paths(self, name: str) -> tuple[Path, Path]:
+        return self.root / f"{name}.npz", self.root / f"{name}.json"
+
+    def load(self, name: str) -> dict[str, np.ndarray] | None:
+        """The arrays of entry ``name``, or None when absent or incomplete."""
+        npz, meta = self._paths(name)
+        if not (npz.exists() and meta.exists()):
+            return None
+        with np.load(npz, allow_pickle=False) as data:
+            return {k: data[k] for k in data.files}
+
+    def meta(self, name: str) -> dict[str, Any] | None:
+        _, meta = self._paths(name)
+        if not meta.exists():
+            return None
+        return json.loads(meta.read_text())
+
+    def save(self, name: str, arrays: dict[str, np.ndarray], meta: dict[str, Any] | None = None) -> None:
+        """Store ``arrays`` atomically under ``name`` (the ``.json`` marks completion, written last)."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        npz, meta_path = self._paths(name)
+        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".npz.tmp", dir=self.root)
+        os.close(fd)
+        try:
+            with open(tmp, "wb") as fh:
+                np.savez(fh, **arrays)
+            os.replace(tmp, npz)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        info = {"name": name, "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+                "arrays": {k: [list(v.shape), str(v.dtype)] for k, v in arrays.items()}, **(meta or {})}
+        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".json.tmp", dir=self.root)
+        with os.fdopen(fd, "w") as fh:
+            json.dump(info, fh, indent=2, default=str)
+        os.replace(tmp, meta_path)
+
+    def entries(self) -> list[CacheEntry]:
+        """Complete entries, sorted by name; a folder entry (e.g. resumable chunks) counts its files."""
+        if not self.root.exists():
+            return []
+        out = []
+        for meta_path in sorted(self.root.glob("*.json")):
+            name = meta_path.stem
+            size = meta_path.stat().st_size
+            for p in (self.root / f"{name}.npz", self.root / name):
+                if p.is_file():
+                    size += p.stat().st_size
+                elif p.is_dir():
+                    size += sum(q.stat().st_size for q in p.rglob("*") if q.is_file())
+            try:
+                meta = json.loads(meta_path.read_text())
+            except json.JSONDecodeError:
+                meta = {"error": "unreadable metadata"}
+            out.append(CacheEntry(name, meta_path, size, meta))
+        return out
+
+    def clear(self, prefix: str = "") -> int:
+        """Delete entries whose name starts with ``prefix`` (all when empty); returns how many."""
+        n = 0
+        for entry in self.entries():
+            if entry.name.startswith(prefix):
+                for p in (self.root / f"{entry.name}.npz", self.root / f"{entry.name}.json"):
+                    p.unlink(missing_ok=True)
+                shutil.rmtree(self.root / entry.name, ignore_errors=True)
+                n += 1
+        return n
+
+
+# ------------------------------------------------------------------ fitted arrays
+# Cache fitted arrays (codebooks, GMMs, dictionaries, projections) keyed on their training sample: the
+# entry name is cache_key over the caller's params plus the sha256 of the training sample.
+
+# Hits and misses since the last drain: the runner records them, so a fit time that came from the
+# cache is never mistaken for a training time.
+_events: list[dict[str, Any]] = []
+
+
+def drain_cache_events() -> list[dict[str, Any]]:
+    """The ``{"entry", "hit"}`` cache look-ups made since the previous call (then forgotten)."""
+    events = list(_events)
+    _events.clear()
+    return events
+
+
+def array_fingerprint(*arrays: np.ndarray) -> str:
+    """sha256 over the dtype, shape and bytes of each array, in order."""
+    h = hashlib.sha256()
+    for a in arrays:
+        a = np.ascontiguousarray(a)
+        h.update(f"{a.dtype}{a.shape}".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
+def resolve_cache(cache) -> ArrayCache | None:
+    """``False``/``None`` -> None; ``True`` -> the default root; a str/Path -> that folder."""
+    if cache is None or cache is False:
+        return None
+    if cache is True:
+        return ArrayCache()
+    if isinstance(cache, (str, Path)):
+        return ArrayCache(cache)
+    if isinstance(cache, ArrayCache):
+        return cache
+    raise TypeError(f"cache must be a bool, a folder path or None, got {type(cache).__name__}")
+
+
+def cached_fit(kind: str, tag: str, sample: np.ndarray, params: dict[str, Any],
+               fit: Callable[[], dict[str, np.ndarray]], cache=False) -> dict[str, np.ndarray]:
+    """The arrays ``fit()`` returns for this training ``sample`` and ``params``, from the cache when stored.
+
+    ``params`` must hold every hyper-parameter that changes the result (including
+    the seed); the sample enters the key through its fingerprint.
+    """
+    store = resolve_cache(cache)
+    if store is None:
+        return fit()
+    parts = dict(params, kind=kind, training_sample_sha256=array_fingerprint(sample),
+                 training_sample_shape=list(np.shape(sample)))
+    name = cache_key(kind, tag, parts)
+    hit = store.load(name)
+    _events.append({"entry": name, "hit": hit is not None})
+    if hit is not None:
+        return hit
+    arrays = {k: np.asarray(v) for k, v in fit().items()}
+    store.save(name, arrays, meta={"parts": parts})
+    return arrays
+
+
+def cacheable_seed(random_state) -> int | None:
+    """The int seed when ``random_state`` is an int (a reproducible fit), else None (do not cache)."""
+    if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool):
+        return int(random_state)
+    return None

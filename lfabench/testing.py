@@ -1,0 +1,163 @@
+"""Conformance checks every aggregator must pass (scikit-learn's ``estimator_checks`` idea).
+
+Plugin authors run the same battery on their own aggregators::
+
+    import pytest
+    from lfabench.testing import aggregator_checks
+
+    @pytest.mark.parametrize("check", aggregator_checks(MyAggregator(random_state=0)), ids=lambda c: c.__name__)
+    def test_conformance(check):
+        check()
+
+Each check builds small synthetic bags (``make_check_bags``): 3 classes x 8 samples,
+8-D descriptors, one sample per split left empty, so that codebooks of up to 16
+entries fit. Pass ``bags``/``y`` for aggregators that need other data.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+
+from .bags import Bags, EmptySampleWarning
+
+
+def make_check_bags(n_classes: int = 3, per_class: int = 8, dim: int = 8, seed: int = 0,
+                    empty_sample: bool = False) -> tuple[Bags, np.ndarray]:
+    """Small labelled bags: class ``c`` descriptors cluster around a class centre plus shared noise."""
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(scale=3.0, size=(n_classes, dim))
+    arrays, labels = [], []
+    for c in range(n_classes):
+        for _ in range(per_class):
+            n = int(rng.integers(10, 30))
+            own = centres[c] + rng.normal(size=(n // 2, dim))
+            shared = rng.normal(scale=2.0, size=(n - n // 2, dim))
+            arrays.append(np.vstack([own, shared]).astype(np.float32))
+            labels.append(c)
+    if empty_sample:
+        arrays[1] = np.empty((0, dim), np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EmptySampleWarning)
+        return Bags.from_list(arrays), np.asarray(labels)
+
+
+def _fit(est, bags, y):
+    return clone(est).fit(bags, y)
+
+
+def check_fit_returns_self(est, bags, y):
+    e = clone(est)
+    assert e.fit(bags, y) is e, "fit must return self"
+
+
+def check_output_shape_and_dtype(est, bags, y):
+    X = _fit(est, bags, y).transform(bags)
+    assert isinstance(X, np.ndarray), f"transform must return an ndarray, got {type(X).__name__}"
+    assert X.ndim == 2 and X.shape[0] == bags.n_samples, f"transform returned shape {X.shape}"
+    assert np.issubdtype(X.dtype, np.floating), f"transform must return floats, got {X.dtype}"
+
+
+def check_finite_output(est, bags, y):
+    X = _fit(est, bags, y).transform(bags)
+    assert np.isfinite(X).all(), "transform returned NaN or inf"
+
+
+def check_deterministic_with_random_state(est, bags, y):
+    if "random_state" not in est.get_params():
+        return
+    a = clone(est).set_params(random_state=0).fit(bags, y).transform(bags)
+    b = clone(est).set_params(random_state=0).fit(bags, y).transform(bags)
+    np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, err_msg="same random_state gave different output")
+
+
+def check_empty_sample_transform(est, bags, y):
+    e = _fit(est, bags, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EmptySampleWarning)
+        empty = Bags(np.empty((0, bags.dim), bags.dtype), [0, 0])
+        mixed = Bags.concatenate([bags[:2], empty, bags[2:4]])
+    X = e.transform(mixed)
+    assert X.shape[0] == 5 and np.isfinite(X).all(), "an empty sample must aggregate to a finite row"
+    np.testing.assert_allclose(X[[0, 1, 3, 4]], e.transform(bags[:4]), rtol=1e-4, atol=1e-5,
+                               err_msg="adding an empty sample changed the other samples' vectors")
+
+
+def check_fit_with_empty_sample(est, bags, y):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EmptySampleWarning)
+        arrays = list(bags)
+        arrays[1] = np.empty((0, bags.dim), bags.dtype)
+        holed = Bags.from_list(arrays)
+    X = _fit(est, holed, y).transform(holed)
+    assert np.isfinite(X).all(), "fitting with an empty sample gave non-finite output"
+
+
+def check_transform_before_fit_raises(est, bags, y):
+    try:
+        clone(est).transform(bags)
+    except NotFittedError:
+        return
+    raise AssertionError("transform before fit must raise sklearn's NotFittedError")
+
+
+def check_dimension_mismatch_raises(est, bags, y):
+    e = _fit(est, bags, y)
+    other = Bags(np.ones((4, bags.dim + 1), bags.dtype), [0, 2, 4])
+    try:
+        e.transform(other)
+    except ValueError:
+        return
+    raise AssertionError("transform on descriptors of another dimension must raise ValueError")
+
+
+def check_params_roundtrip(est, bags, y):
+    params = est.get_params()
+    e2 = clone(est)
+    assert e2.get_params() == params, "clone changed the hyper-parameters"
+    e = _fit(est, bags, y)
+    assert e.get_params() == params, "fit must not change the hyper-parameters"
+    learned = [k for k in vars(e) if k.endswith("_") and not k.startswith("_")]
+    assert learned, "fit must set learned attributes ending in '_'"
+
+
+def check_subset_consistency(est, bags, y):
+    """Aggregation is per sample: transforming a subset equals the subset of the transform."""
+    e = _fit(est, bags, y)
+    full = e.transform(bags)
+    idx = np.array([5, 0, 3])
+    np.testing.assert_allclose(e.transform(bags.subset(idx)), full[idx], rtol=1e-4, atol=1e-5)
+
+
+ALL_CHECKS = (check_fit_returns_self, check_output_shape_and_dtype, check_finite_output,
+              check_deterministic_with_random_state, check_empty_sample_transform, check_fit_with_empty_sample,
+              check_transform_before_fit_raises, check_dimension_mismatch_raises, check_params_roundtrip,
+              check_subset_consistency)
+
+
+def aggregator_checks(estimator, bags: Bags | None = None, y=None, skip: tuple[str, ...] = ()):
+    """The checks bound to ``estimator`` and data, as zero-argument callables named after the check."""
+    if bags is None:
+        bags, y_default = make_check_bags()
+        y = y_default if y is None else y
+    out = []
+    for check in ALL_CHECKS:
+        if check.__name__ in skip:
+            continue
+        bound = functools.partial(check, estimator, bags, y)
+        bound.__name__ = check.__name__
+        out.append(bound)
+    return out
+
+
+def check_aggregator(estimator, bags: Bags | None = None, y=None, skip: tuple[str, ...] = ()) -> None:
+    """Run every check; raises AssertionError naming the first failing one."""
+    for check in aggregator_checks(estimator, bags, y, skip):
+        try:
+            check()
+        except AssertionError as exc:
+            raise AssertionError(f"{type(estimator).__name__} fails {check.__name__}: {exc}") from exc

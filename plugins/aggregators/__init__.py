@@ -1,0 +1,1 @@
+"""Built-in aggregator plugins and their private helpers."""

@@ -1,0 +1,185 @@
+"""Improved Fisher Vector (Perronnin, Sánchez & Mensink, ECCV 2010; Sánchez et al., IJCV 2013).
+
+A diagonal-covariance GMM ``(w_k, mu_k, sigma_k^2)``, ``k = 1..K``, is fitted
+(scikit-learn ``GaussianMixture(covariance_type="diag")``, initialised from a
+seeded faiss k-means) on a seeded sample of the fitted descriptors, optionally
+after PCA (Perronnin et al. reduce SIFT to 64 dimensions first). For a sample
+with ``N`` descriptors and posteriors ``q_ik``, following VLFeat (``vl/fisher.c``,
+``vl_fisher_encode``):
+
+    u_k = 1 / (N sqrt(w_k))    * sum_i q_ik (x_i - mu_k) / sigma_k
+    v_k = 1 / (N sqrt(2 w_k))  * sum_i q_ik [((x_i - mu_k) / sigma_k)^2 - 1]
+
+    FV = [u_1; ...; u_K; v_1; ...; v_K]        (VLFeat's layout: all mean blocks, then all variance blocks)
+
+then the "improved" normalisation: signed square root (``power=0.5``) and L2.
+
+Output dimension: ``2 * K * d'`` where ``d' = pca_components`` (or ``d`` without PCA).
+An empty sample aggregates to the zero vector.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import logsumexp
+
+from lfabench import PluginSpec, hookimpl
+from lfabench.aggregate import Aggregator
+from lfabench.bags import Bags
+from lfabench.storage import cacheable_seed, cached_fit
+
+from .codebooks import assign_nearest, kmeans_codebook, seed_of, training_sample
+from .normalization import l2_normalize, signed_power
+
+
+def fit_diag_gmm(sample: np.ndarray, n_components: int, max_iter: int, kmeans_iter: int, seed: int,
+                 reg_covar: float = 1e-6) -> dict[str, np.ndarray]:
+    """``{"weights" (K,), "means" (K, d), "variances" (K, d)}`` of a diagonal GMM fitted by EM on ``sample``.
+
+    EM starts from a faiss k-means (weights = cluster shares, per-cluster
+    variances; a cluster left empty gets the global variance).
+    """
+    from sklearn.mixture import GaussianMixture
+
+    X = np.asarray(sample, dtype=np.float64)
+    K = int(n_components)
+    centres = kmeans_codebook(X.astype(np.float32), K, X.shape[0], kmeans_iter, seed).astype(np.float64)
+    words = assign_nearest(centres, X)
+    counts = np.bincount(words, minlength=K).astype(np.float64)
+    sums = np.zeros((K, X.shape[1]))
+    sq = np.zeros((K, X.shape[1]))
+    np.add.at(sums, words, X)
+    np.add.at(sq, words, X * X)
+    global_var = X.var(axis=0) + reg_covar
+    safe = np.maximum(counts, 1)[:, None]
+    var = np.where(counts[:, None] > 1, sq / safe - (sums / safe) ** 2, global_var) + reg_covar
+    weights = np.maximum(counts, 1e-3)
+    gm = GaussianMixture(n_components=K, covariance_type="diag", max_iter=int(max_iter), reg_covar=reg_covar,
+                         weights_init=weights / weights.sum(), means_init=centres, precisions_init=1.0 / var,
+                         random_state=seed)
+    gm.fit(X)
+    return {"weights": gm.weights_, "means": gm.means_, "variances": gm.covariances_}
+
+
+def gmm_posteriors(X: np.ndarray, weights: np.ndarray, means: np.ndarray, variances: np.ndarray) -> np.ndarray:
+    """``(N, K)`` posteriors ``q_ik`` of a diagonal GMM (log-domain, as VLFeat: the ``2 pi`` terms cancel)."""
+    X = np.asarray(X, dtype=np.float64)
+    prec = 1.0 / variances
+    # (x - mu)^T diag(prec) (x - mu), expanded into matrix products
+    maha = (X * X) @ prec.T - 2.0 * X @ (means * prec).T + np.sum(means * means * prec, axis=1)
+    log_p = np.log(weights) - 0.5 * np.sum(np.log(variances), axis=1) - 0.5 * maha
+    return np.exp(log_p - logsumexp(log_p, axis=1, keepdims=True))
+
+
+def fisher_encode(bags: Bags, X: np.ndarray, weights: np.ndarray, means: np.ndarray, variances: np.ndarray
+                  ) -> np.ndarray:
+    """Raw (un-normalised) FV ``(m, 2*K*d)`` float64 of every sample; ``X`` is the (projected) ``(N, d)`` descriptors.
+
+    Per-sample sums are sparse pooling products, one per GMM component: no per-sample loop.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    K, d = means.shape
+    m = bags.n_samples
+    Q = gmm_posteriors(X, weights, means, variances)
+    P = bags.pooling_matrix(mean=False, dtype=np.float64)
+    n = np.maximum(bags.counts, 1).astype(np.float64)[:, None]
+    S0 = np.asarray(P @ Q)                                            # (m, K)
+    sigma = np.sqrt(variances)
+    U = np.empty((m, K, d))
+    V = np.empty((m, K, d))
+    for k in range(K):                                                # K components, not samples
+        qX = Q[:, k:k + 1] * X
+        S1 = np.asarray(P @ qX)                                       # sum_i q_ik x_i
+        S2 = np.asarray(P @ (qX * X))                                 # sum_i q_ik x_i^2
+        s0 = S0[:, k:k + 1]
+        U[:, k] = (S1 - s0 * means[k]) / sigma[k] / (n * np.sqrt(weights[k]))
+        V[:, k] = ((S2 - 2.0 * means[k] * S1 + s0 * means[k] ** 2) / variances[k] - s0) / (n * np.sqrt(2.0 * weights[k]))
+    return np.concatenate([U.reshape(m, K * d), V.reshape(m, K * d)], axis=1)
+
+
+class FisherVector(Aggregator):
+    """Improved Fisher Vector on a diagonal GMM, with optional PCA of the descriptors.
+
+    Parameters
+    ----------
+    n_components : int
+        GMM size K; output dimension ``2 * K * d'``.
+    pca_components : int or None
+        Project descriptors onto this many principal components (fitted on the
+        training sample, no whitening) before the GMM; None keeps all ``d``.
+    power : float
+        Signed power-law exponent (0.5 = the improved FV's signed square root; 1 = none).
+    l2 : bool
+        Final L2 normalisation.
+    max_training_descriptors : int
+        PCA and GMM are fitted on at most this many descriptors drawn uniformly
+        (seeded by ``random_state``) from the fitted bags.
+    gmm_iter, kmeans_iter : int
+        EM iterations (scikit-learn) and k-means iterations of the initialisation (faiss).
+    cache : bool or str
+        Cache PCA + GMM keyed on the training sample and parameters (False/True/folder).
+    random_state : int or None
+    """
+
+    def __init__(self, n_components: int = 64, pca_components: int | None = 64, power: float = 0.5,
+                 l2: bool = True, max_training_descriptors: int = 100_000, gmm_iter: int = 100,
+                 kmeans_iter: int = 20, cache=False, random_state=None):
+        self.n_components = n_components
+        self.pca_components = pca_components
+        self.power = power
+        self.l2 = l2
+        self.max_training_descriptors = max_training_descriptors
+        self.gmm_iter = gmm_iter
+        self.kmeans_iter = kmeans_iter
+        self.cache = cache
+        self.random_state = random_state
+
+    def _fit(self, bags: Bags, y):
+        d = bags.dim
+        p = self.pca_components
+        if p is not None and not 1 <= int(p) <= d:
+            raise ValueError(f"FisherVector: pca_components must be in [1, {d}] or None, got {p}")
+        sample = training_sample(bags.descriptors, self.max_training_descriptors, self.random_state)
+        seed = seed_of(self.random_state)
+        if sample.shape[0] < self.n_components:
+            raise ValueError(f"FisherVector: {sample.shape[0]} training descriptors for n_components="
+                             f"{self.n_components}")
+
+        def fit():
+            X = sample.astype(np.float64)
+            mean = X.mean(axis=0) if p is not None else np.zeros(d)
+            if p is not None:
+                from sklearn.decomposition import PCA
+
+                components = PCA(n_components=int(p), svd_solver="full").fit(X).components_
+            else:
+                components = np.eye(d)
+            gmm = fit_diag_gmm((X - mean) @ components.T, self.n_components, self.gmm_iter, self.kmeans_iter, seed)
+            return {"pca_mean": mean, "pca_components": components, **gmm}
+
+        params = {"n_components": int(self.n_components), "pca_components": p, "gmm_iter": int(self.gmm_iter),
+                  "kmeans_iter": int(self.kmeans_iter), "seed": cacheable_seed(self.random_state)}
+        state = cached_fit("fv-gmm", f"K={self.n_components}_pca={p}", sample, params, fit,
+                           self.cache if params["seed"] is not None else False)
+        self.pca_mean_ = state["pca_mean"]
+        self.pca_components_ = state["pca_components"]
+        self.weights_ = state["weights"]
+        self.means_ = state["means"]
+        self.variances_ = state["variances"]
+
+    def project(self, X: np.ndarray) -> np.ndarray:
+        """``(N, d')`` descriptors in the PCA space the GMM lives in."""
+        return (np.asarray(X, dtype=np.float64) - self.pca_mean_) @ self.pca_components_.T
+
+    def _transform(self, bags: Bags) -> np.ndarray:
+        F = fisher_encode(bags, self.project(bags.descriptors), self.weights_, self.means_, self.variances_)
+        F = signed_power(F, self.power)
+        if self.l2:
+            F = l2_normalize(F)
+        return F.astype(np.float32)
+
+
+@hookimpl
+def lfabench_aggregators():
+    return [PluginSpec("fv", FisherVector, "Improved Fisher Vector: diagonal GMM, PCA, signed sqrt + L2 "
+                                           "(Perronnin 2010)")]

@@ -1,0 +1,42 @@
+"""ProLFA core: prototype-selection local feature aggregation.
+
+Zhang, Zhu & Zhao, "ProLFA: Representative Prototype Selection for Local Feature
+Aggregation" (``prolfa-paper.tex``, eq. "ModelRelax2").
+
+One idea per module:
+
+* :mod:`.problem` — the fit's data and its kernel-free quantities (J, gradient, Lipschitz bound);
+* :mod:`.simplex` — projection onto the probability simplex (Duchi et al. 2008);
+* :mod:`.zstep` — the re-weighted ADMM Z-step;
+* :mod:`.cstep` — the sparse, column-blocked projected-gradient C-step;
+* :mod:`.wstep` — the Sylvester W-step;
+* :mod:`.solver` — the cBCD driver (Algorithms 1 and 2);
+* :mod:`.normalize` — descriptor normalisation;
+* :mod:`.dedup` — identical descriptors are one candidate (the rule and the row maps).
+
+The aggregator plugins ``prolfa`` and ``semi_prolfa`` (``plugin.py`` beside it) wrap :func:`fit_prolfa`.
+"""
+
+from .dedup import distinct_rows, expand_rows
+from .normalize import (
+           NORMALIZATIONS,
+           center_descriptors,
+           normalize_descriptors,
+           parse_normalization,
+)
+from .problem import (
+           Problem,
+           exclusivity,
+           fit_loss,
+           gradient_factor,
+           lipschitz_bound,
+           objective,
+)
+from .simplex import project_columns, project_segments
+from .solver import ProLFAResult, fit_prolfa
+from .wstep import solve_w
+
+__all__ = ["distinct_rows", "expand_rows", "NORMALIZATIONS", "center_descriptors", "normalize_descriptors",
+           "parse_normalization", "Problem", "exclusivity", "fit_loss", "gradient_factor",
+           "lipschitz_bound", "objective", "project_columns", "project_segments", "ProLFAResult", "fit_prolfa",
+           "solve_w"]

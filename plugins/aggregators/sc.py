@@ -1,0 +1,124 @@
+"""SC: sparse coding with max pooling (the SC baseline of Ge, Ke & Sun, "Sparse-coded features for image
+retrieval", BMVC 2013; coding and pooling as in Yang, Yu, Gong & Huang, ScSPM, CVPR 2009).
+
+1. Dictionary: ``K`` atoms learned by scikit-learn's ``MiniBatchDictionaryLearning``
+   (online dictionary learning, Mairal et al. 2009) on a seeded sample of the
+   fitted descriptors, each L2-normalised first (``normalize_descriptors``).
+2. Codes: lasso, ``u_i = argmin_u 1/2 ||x_i - D^T u||^2 + lambda ||u||_1``
+   (scikit-learn ``sparse_encode``, ``algorithm="lasso_cd"``; ``alpha`` is its ``alpha``).
+3. Max pooling of code magnitudes per sample, ``z_k = max_i |u_ik|``, then L2.
+
+Output dimension: ``K`` (``n_atoms``). An empty sample aggregates to the zero vector.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lfabench import PluginSpec, hookimpl
+from lfabench.aggregate import Aggregator
+from lfabench.bags import Bags
+from lfabench.storage import cacheable_seed, cached_fit
+
+from .codebooks import seed_of, training_sample
+from .normalization import l2_normalize
+
+
+class SparseCoding(Aggregator):
+    """Lasso sparse codes on a learned dictionary, max pooled.
+
+    Parameters
+    ----------
+    n_atoms : int
+        Dictionary size K (output dimension).
+    alpha : float
+        Sparsity penalty lambda (scikit-learn's ``alpha``), used for learning and coding.
+    normalize_descriptors : bool
+        L2-normalise descriptors before learning and coding.
+    positive : bool
+        Non-negative codes.
+    max_training_descriptors : int
+        The dictionary is learned on at most this many descriptors (seeded draw).
+    dict_iter : int
+        Passes (``max_iter``) of the mini-batch dictionary learning over the sample.
+    batch_size : int
+        Mini-batch size of the dictionary learning.
+    chunk_descriptors : int
+        Descriptors coded per ``sparse_encode`` call (bounds memory: ``chunk x K`` floats).
+    cache : bool or str
+        Cache the dictionary keyed on the training sample and parameters.
+    random_state : int or None
+    """
+
+    def __init__(self, n_atoms: int = 256, alpha: float = 0.15, normalize_descriptors: bool = True,
+                 positive: bool = False, max_training_descriptors: int = 50_000, dict_iter: int = 10,
+                 batch_size: int = 256, chunk_descriptors: int = 20_000, cache=False, random_state=None):
+        self.n_atoms = n_atoms
+        self.alpha = alpha
+        self.normalize_descriptors = normalize_descriptors
+        self.positive = positive
+        self.max_training_descriptors = max_training_descriptors
+        self.dict_iter = dict_iter
+        self.batch_size = batch_size
+        self.chunk_descriptors = chunk_descriptors
+        self.cache = cache
+        self.random_state = random_state
+
+    def _prepare(self, X: np.ndarray) -> np.ndarray:
+        X = np.asarray(X, dtype=np.float64)
+        return l2_normalize(X) if self.normalize_descriptors else X
+
+    def _fit(self, bags: Bags, y):
+        from sklearn.decomposition import MiniBatchDictionaryLearning
+
+        if self.alpha <= 0:
+            raise ValueError(f"SparseCoding: alpha must be > 0, got {self.alpha}")
+        sample = training_sample(bags.descriptors, self.max_training_descriptors, self.random_state)
+        seed = seed_of(self.random_state)
+        if sample.shape[0] < self.n_atoms:
+            raise ValueError(f"SparseCoding: {sample.shape[0]} training descriptors for n_atoms={self.n_atoms}")
+
+        def fit():
+            dl = MiniBatchDictionaryLearning(n_components=int(self.n_atoms), alpha=float(self.alpha),
+                                             max_iter=int(self.dict_iter), batch_size=int(self.batch_size),
+                                             fit_algorithm="cd", positive_code=bool(self.positive),
+                                             random_state=seed)
+            return {"dictionary": dl.fit(self._prepare(sample)).components_}
+
+        params = {"n_atoms": int(self.n_atoms), "alpha": float(self.alpha), "dict_iter": int(self.dict_iter),
+                  "batch_size": int(self.batch_size), "positive": bool(self.positive),
+                  "normalize_descriptors": bool(self.normalize_descriptors),
+                  "seed": cacheable_seed(self.random_state)}
+        self.dictionary_ = cached_fit("sc-dictionary", f"K={self.n_atoms}", sample, params, fit,
+                                      self.cache if params["seed"] is not None else False)["dictionary"]
+
+    def codes(self, X: np.ndarray) -> np.ndarray:
+        """``(N, K)`` lasso codes of descriptors ``X`` (``(N, d)``)."""
+        from sklearn.decomposition import sparse_encode
+
+        return sparse_encode(self._prepare(X), self.dictionary_, algorithm="lasso_cd", alpha=float(self.alpha),
+                             positive=bool(self.positive), max_iter=1000)
+
+    def _transform(self, bags: Bags) -> np.ndarray:
+        m, K = bags.n_samples, self.dictionary_.shape[0]
+        out = np.zeros((m, K))
+        off = bags.offsets
+        counts = bags.counts
+        start = 0
+        while start < m:
+            # a chunk of whole samples holding about chunk_descriptors descriptors (at least one sample)
+            stop = max(start + 1, int(np.searchsorted(off, off[start] + self.chunk_descriptors, side="right")) - 1)
+            stop = min(stop, m)
+            lo, hi = off[start], off[stop]
+            if hi > lo:
+                U = np.abs(self.codes(bags.descriptors[lo:hi]))
+                full = np.flatnonzero(counts[start:stop] > 0)
+                out[start + full] = np.maximum.reduceat(U, off[start:stop][full] - lo, axis=0)
+            start = stop
+        return l2_normalize(out).astype(np.float32)
+
+
+@hookimpl
+def lfabench_aggregators():
+    return [PluginSpec("sc", SparseCoding, "Sparse coding: learned dictionary, lasso codes, max pooling, L2 "
+                                           "(Ge, Ke & Sun 2013)")]

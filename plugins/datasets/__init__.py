@@ -1,0 +1,1 @@
+"""Built-in dataset plugins and their private helpers."""

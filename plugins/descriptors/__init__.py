@@ -1,0 +1,1 @@
+"""Built-in descriptor plugins and their private helpers."""

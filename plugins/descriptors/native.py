@@ -1,0 +1,23 @@
+"""``native``: use the local descriptors that a dataset ships itself (``synthetic``, precomputed sets)."""
+
+from __future__ import annotations
+
+from lfabench import PluginSpec, hookimpl
+from lfabench.bags import Bags
+from lfabench.dataset import Dataset
+from lfabench.describe import Descriptor
+
+
+class Native(Descriptor):
+    """Pass the dataset's own ``bags`` through unchanged."""
+
+    def describe(self, dataset: Dataset, progress: bool = True) -> Bags:
+        if dataset.bags is None:
+            raise TypeError(f"descriptor=native needs a dataset that ships local descriptors; {dataset.name!r} "
+                            f"ships images: choose an extractor (`lfabench plugins` lists the descriptors)")
+        return dataset.bags
+
+
+@hookimpl
+def lfabench_descriptors():
+    return [PluginSpec("native", Native, "The dataset's own local descriptors, unchanged")]

@@ -1,0 +1,1 @@
+"""Built-in evaluator plugins and their private helpers."""

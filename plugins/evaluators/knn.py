@@ -1,0 +1,94 @@
+"""``knn``: k-nearest-neighbour classification accuracy (percent) on a seeded, stratified train/test split.
+
+Protocol (the ProLFA paper's classification protocol; ``protocols.md``): for each
+seed, ``test_fraction`` (default 20%) of each class is held out by
+:func:`lfabench_plugins.evaluators.splits.stratified_split` (the draw depends on the labels and the
+seed only, so every method is scored on the same split and results are paired);
+the aggregator is fitted on the training samples; every test vector is
+classified by :func:`lfabench.evaluation.knn_predict` (FAISS flat index, equal
+to scikit-learn's brute-force ``KNeighborsClassifier``):
+
+* ``k``: 1, 2, 3, 5 (any k >= 1);
+* ``metric``: ``euclidean``, ``cosine``, ``mahalanobis`` (covariance of the
+  training vectors by ``covariance``: ``auto`` = empirical when non-singular,
+  else Ledoit-Wolf shrinkage; ``ledoit_wolf``, ``oas``, ``pca`` (PCA-whitening),
+  ``empirical``; the estimator used, its shrinkage and rank are recorded under
+  the record's ``split.knn_metric``) or ``minkowski`` (exponent ``p``, recorded);
+* tie rules: a vote tie (even k) goes to the smallest class label; among
+  equidistant training vectors at the k-th place the lower index wins.
+
+Semi-supervised aggregators: ``labelled_fraction < 1`` keeps that fraction of
+each class of the training part labelled (:func:`lfabench_plugins.evaluators.splits.labelled_subset`,
+seeded) and gives the others label ``-1``; unsupervised aggregators ignore the
+labels. Default 1.0: classification runs are fully supervised (ProLFA); pass
+``labelled_fraction=0.2`` for the paper's semi-supervised setting.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lfabench import PluginSpec, hookimpl
+from lfabench.dataset import Dataset
+from lfabench.evaluate import Evaluator, Split
+from lfabench.evaluation import fit_metric_space, knn_predict
+from lfabench.evaluation.search import METRICS
+from lfabench.evaluation.whitening import COVARIANCE_ESTIMATORS
+
+from .splits import labelled_subset, stratified_split
+
+
+class KNN(Evaluator):
+    """k-NN classification accuracy (percent) on a stratified split."""
+
+    task = "classification"
+
+    def __init__(self, k: int = 1, metric: str = "euclidean", p: float | None = None, covariance: str = "auto",
+                 test_fraction: float = 0.2, labelled_fraction: float = 1.0):
+        if int(k) < 1:
+            raise ValueError(f"knn: k must be >= 1, got {k}")
+        if metric not in METRICS:
+            raise ValueError(f"knn: metric must be one of {METRICS}, got {metric!r}")
+        if metric == "minkowski" and (p is None or not float(p) >= 1.0):
+            raise ValueError(f"knn: metric=minkowski needs the exponent p >= 1 (evaluator.params.p=3), got p={p}")
+        if covariance not in COVARIANCE_ESTIMATORS:
+            raise ValueError(f"knn: covariance must be one of {COVARIANCE_ESTIMATORS}, got {covariance!r}")
+        if not 0.0 < float(labelled_fraction) <= 1.0:
+            raise ValueError(f"knn: labelled_fraction must be in (0, 1], got {labelled_fraction}")
+        self.k = int(k)
+        self.metric = metric
+        self.p = None if p is None else float(p)
+        self.covariance = covariance
+        self.test_fraction = float(test_fraction)
+        self.labelled_fraction = float(labelled_fraction)
+
+    def split(self, dataset: Dataset, seed: int) -> Split:
+        self.check_dataset(dataset)
+        if dataset.labels is None:
+            raise ValueError(f"knn: dataset {dataset.name!r} has no labels")
+        train, test = stratified_split(dataset.labels, self.test_fraction, seed)
+        fit_labels = dataset.labels[train].copy()
+        info = {"n_train": int(train.size), "n_test": int(test.size), "test_fraction": self.test_fraction,
+                "k": self.k, "metric": self.metric}
+        if self.metric == "minkowski":
+            info["p"] = self.p
+        if self.labelled_fraction < 1.0:
+            labelled = labelled_subset(fit_labels, self.labelled_fraction, seed)
+            fit_labels = np.where(labelled, fit_labels, -1)
+            info.update(labelled_fraction=self.labelled_fraction, n_labelled=int(labelled.sum()))
+        return Split(fit_indices=train, fit_labels=fit_labels, train_indices=train, test_indices=test, seed=seed,
+                     info=info)
+
+    def evaluate(self, features: np.ndarray, dataset: Dataset, split: Split) -> dict[str, float]:
+        y = dataset.labels
+        train_X = features[split.train_indices]
+        space = fit_metric_space(train_X, self.metric, self.p, self.covariance)
+        pred = knn_predict(train_X, y[split.train_indices], features[split.test_indices], self.k, space=space)
+        split.info["knn_metric"] = space.info
+        return {"accuracy": float(100.0 * np.mean(pred == y[split.test_indices]))}
+
+
+@hookimpl
+def lfabench_evaluators():
+    return [PluginSpec("knn", KNN, "k-NN classification accuracy on a seeded stratified 80/20 split (FAISS; "
+                                   "euclidean, cosine, mahalanobis, minkowski)")]

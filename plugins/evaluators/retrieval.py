@@ -1,0 +1,185 @@
+"""``retrieval``: mean average precision of database rankings (Oxford5k and Holidays protocols), on FAISS.
+
+The aggregator is fitted on the database (every ranked sample; semi-supervised
+aggregators see ``labelled_fraction`` of each class labelled, drawn by
+:func:`lfabench_plugins.evaluators.splits.labelled_subset` from the seed, the rest ``-1``;
+unsupervised aggregators ignore the labels). Each query's vector ranks the
+whole database with an exact FAISS flat index
+(:func:`lfabench.evaluation.rank_database`; ties go to the lower sample index);
+the ranking is scored with the dataset's :class:`~lfabench.dataset.RetrievalGroundTruth`:
+
+* **Oxford Buildings** (Philbin et al., CVPR 2007): positives = good + ok, junk
+  skipped (neither counted nor advancing the rank), AP by the trapezoid rule of
+  the official ``compute_ap.cpp`` (:func:`lfabench.evaluation.average_precision`).
+  ``query_region="bbox"`` (default, the classic protocol) aggregates each query
+  from the descriptors whose keypoint ``(x, y)`` lies in its bounding box
+  ``x1 <= x <= x2, y1 <= y <= y2`` (keypoints and boxes in the same pixel frame),
+  while the database keeps the full image; ``"full"`` uses the whole query
+  image. The variant used is recorded (``split.query_region``).
+* **INRIA Holidays** (Jegou et al., ECCV 2008): positives = the rest of the
+  query's group; the query is removed from its own ranking
+  (``exclude_query_from_ranking``).
+
+Metrics (percent): ``mAP`` and ``precision@k`` (fraction of positives among the
+first k non-junk results) for each k of ``precision_at``; the per-query AP is
+recorded under ``split.per_query_ap`` (sample id -> AP in [0, 1]).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lfabench import PluginSpec, hookimpl
+from lfabench.bags import Bags
+from lfabench.dataset import Dataset, RetrievalGroundTruth
+from lfabench.evaluate import Evaluator, Split
+from lfabench.evaluation import average_precision, precision_at_k, rank_database
+from lfabench.evaluation.search import METRICS
+
+from .splits import labelled_subset
+
+QUERY_REGIONS = ("bbox", "full")
+
+
+class Retrieval(Evaluator):
+    """Retrieval mAP and precision@k (percent) of whole-database rankings."""
+
+    task = "retrieval"
+
+    def __init__(self, metric: str = "euclidean", p: float | None = None, covariance: str = "auto",
+                 query_region: str = "bbox", precision_at=(1, 5, 10), labelled_fraction: float = 0.2):
+        if metric not in METRICS:
+            raise ValueError(f"retrieval: metric must be one of {METRICS}, got {metric!r}")
+        if query_region not in QUERY_REGIONS:
+            raise ValueError(f"retrieval: query_region must be one of {QUERY_REGIONS}, got {query_region!r}")
+        ks = [precision_at] if isinstance(precision_at, (int, np.integer)) else list(precision_at or [])
+        if any(int(k) < 1 for k in ks):
+            raise ValueError(f"retrieval: precision_at must hold integers >= 1, got {precision_at}")
+        if not 0.0 < float(labelled_fraction) <= 1.0:
+            raise ValueError(f"retrieval: labelled_fraction must be in (0, 1], got {labelled_fraction}")
+        self.metric = metric
+        self.p = None if p is None else float(p)
+        self.covariance = covariance
+        self.query_region = query_region
+        self.precision_at = [int(k) for k in ks]
+        self.labelled_fraction = float(labelled_fraction)
+
+    # ------------------------------------------------------------------ split
+    @staticmethod
+    def _database(dataset: Dataset) -> np.ndarray:
+        gt = dataset.ground_truth
+        db = np.arange(dataset.n_samples) if gt.database is None else np.asarray(gt.database, dtype=np.int64)
+        return db
+
+    def _check_ground_truth(self, dataset: Dataset) -> RetrievalGroundTruth:
+        gt = dataset.ground_truth
+        m = dataset.n_samples
+        for q, (query, pos, junk) in enumerate(zip(gt.queries, gt.positives, gt.junk)):
+            bad = [int(i) for i in np.concatenate([[query], pos, junk]) if not 0 <= i < m]
+            if bad:
+                raise ValueError(f"retrieval: dataset {dataset.name!r}, query {q}: sample index {bad[0]} out of "
+                                 f"range for {m} samples")
+            if pos.size == 0:
+                raise ValueError(f"retrieval: dataset {dataset.name!r}, query {q} ({dataset.sample_ids[query]!r}) "
+                                 f"has no positives")
+        if gt.bboxes is not None and len(gt.bboxes) != gt.queries.size:
+            raise ValueError(f"retrieval: dataset {dataset.name!r} has {len(gt.bboxes)} query boxes for "
+                             f"{gt.queries.size} queries")
+        return gt
+
+    def _cropped_queries(self, dataset: Dataset) -> np.ndarray:
+        """Query numbers whose vector comes from the descriptors inside their box (``bbox`` variant)."""
+        gt = dataset.ground_truth
+        if self.query_region != "bbox" or gt.bboxes is None:
+            return np.empty(0, dtype=np.int64)
+        return np.asarray([q for q, box in enumerate(gt.bboxes) if box is not None], dtype=np.int64)
+
+    def split(self, dataset: Dataset, seed: int) -> Split:
+        self.check_dataset(dataset)
+        gt = self._check_ground_truth(dataset)
+        db = self._database(dataset)
+        cropped = self._cropped_queries(dataset)
+        region = ("bbox" if cropped.size == gt.queries.size else f"bbox for {cropped.size} of {gt.queries.size} "
+                  f"queries, full image for the rest") if cropped.size else "full"
+        info = {"n_database": int(db.size), "n_queries": int(gt.queries.size), "metric": self.metric,
+                "query_region": region, "query_removed_from_ranking": bool(gt.exclude_query_from_ranking),
+                "precision_at": self.precision_at}
+        if self.metric == "minkowski":
+            info["p"] = self.p
+        fit_labels = None
+        if dataset.labels is not None:
+            labels = np.asarray(dataset.labels)[db]
+            classed = np.flatnonzero(labels >= 0)              # negative labels: no class (e.g. distractors)
+            fit_labels = np.full(db.size, -1, dtype=np.int64)
+            if classed.size:
+                keep = labelled_subset(labels[classed], self.labelled_fraction, seed)
+                fit_labels[classed[keep]] = labels[classed[keep]]
+            info.update(labelled_fraction=self.labelled_fraction, n_labelled=int((fit_labels >= 0).sum()))
+        return Split(fit_indices=db, fit_labels=fit_labels, train_indices=db, test_indices=gt.queries.copy(),
+                     seed=seed, info=info)
+
+    # ------------------------------------------------------------ query region
+    def prepare_bags(self, bags: Bags, dataset: Dataset, split: Split) -> Bags:
+        """The dataset's bags followed by one cropped bag per boxed query (``bbox`` variant), else unchanged."""
+        cropped = self._cropped_queries(dataset)
+        if not cropped.size:
+            return bags
+        fields = list(bags.keypoint_fields or ())
+        if bags.keypoints is None or "x" not in fields or "y" not in fields:
+            raise ValueError(f"retrieval: query_region=bbox needs keypoints with x and y, but the descriptors of "
+                             f"{dataset.name!r} carry {fields or 'no keypoints'}; use "
+                             f"evaluator.params.query_region=full")
+        gt = dataset.ground_truth
+        xy = bags.keypoints[:, [fields.index("x"), fields.index("y")]]
+        parts, kept, total = [], 0, 0
+        for q in cropped:
+            i = int(gt.queries[q])
+            lo, hi = bags.offsets[i], bags.offsets[i + 1]
+            x1, y1, x2, y2 = (float(v) for v in gt.bboxes[q])
+            inside = ((xy[lo:hi, 0] >= x1) & (xy[lo:hi, 0] <= x2) & (xy[lo:hi, 1] >= y1) & (xy[lo:hi, 1] <= y2))
+            rows = np.arange(lo, hi)[inside]
+            parts.append((bags.descriptors[rows], bags.keypoints[rows]))
+            kept, total = kept + rows.size, total + (hi - lo)
+        crops = Bags.from_list([d for d, _ in parts], keypoints=[k for _, k in parts],
+                               ids=[f"{bags.ids[int(gt.queries[q])]}#bbox" for q in cropped], dtype=bags.dtype)
+        crops = Bags(crops.descriptors, crops.offsets, keypoints=crops.keypoints, ids=crops.ids,
+                     keypoint_fields=bags.keypoint_fields, validate=False)
+        split.info["query_descriptors_in_boxes"] = {"kept": int(kept), "of": int(total)}
+        return Bags.concatenate([bags, crops])
+
+    def _query_rows(self, dataset: Dataset, n_rows: int) -> np.ndarray:
+        gt = dataset.ground_truth
+        cropped = self._cropped_queries(dataset)
+        expected = dataset.n_samples + cropped.size
+        if n_rows != expected:
+            raise ValueError(f"retrieval: expected {expected} feature rows ({dataset.n_samples} samples + "
+                             f"{cropped.size} query crops from prepare_bags), got {n_rows}")
+        rows = gt.queries.copy()
+        rows[cropped] = dataset.n_samples + np.arange(cropped.size)
+        return rows
+
+    # --------------------------------------------------------------- evaluate
+    def evaluate(self, features: np.ndarray, dataset: Dataset, split: Split) -> dict[str, float]:
+        gt = dataset.ground_truth
+        db = self._database(dataset)
+        rows = self._query_rows(dataset, features.shape[0])
+        order = rank_database(features[db], features[rows], self.metric, self.p, self.covariance)
+        aps, precisions = [], {k: [] for k in self.precision_at}
+        for q in range(gt.queries.size):
+            ranked = db[order[q]]
+            if gt.exclude_query_from_ranking:
+                ranked = ranked[ranked != gt.queries[q]]
+            aps.append(average_precision(ranked, gt.positives[q], gt.junk[q]))
+            for k in self.precision_at:
+                precisions[k].append(precision_at_k(ranked, gt.positives[q], k, gt.junk[q]))
+        split.info["per_query_ap"] = {str(dataset.sample_ids[i]): float(ap) for i, ap in zip(gt.queries, aps)}
+        metrics = {"mAP": float(100.0 * np.mean(aps))}
+        metrics.update({f"precision@{k}": float(100.0 * np.mean(v)) for k, v in precisions.items()})
+        return metrics
+
+
+@hookimpl
+def lfabench_evaluators():
+    return [PluginSpec("retrieval", Retrieval,
+                       "Retrieval mAP / precision@k of whole-database FAISS rankings (Oxford5k junk + query "
+                       "boxes, Holidays query removal)")]

@@ -1,0 +1,86 @@
+"""`lfabench run`, sweeps, records and leaderboards through the real CLI (subprocesses)."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+
+from lfabench.record import SCHEMA_VERSION
+
+from conftest import run_cli
+
+SMALL = ["aggregator=bow", "dataset.params.n_samples=400", "aggregator.params.n_clusters=32"]
+
+
+def test_default_run_prints_table_and_writes_record(tmp_path):
+    proc = run_cli(["run", "hydra.run.dir=run0"], cwd=tmp_path)
+    assert "accuracy" in proc.stdout and "fit time (s)" in proc.stdout
+    rec = json.loads((tmp_path / "run0" / "result.json").read_text())
+    assert rec["schema_version"] == SCHEMA_VERSION and rec["status"] == "ok"
+    assert rec["config"]["aggregator"]["name"] == rec["plugins"]["aggregator"]["name"]
+    assert set(rec["timings_s"]) >= {"descriptors", "fit", "transform", "evaluate", "total"}
+    assert rec["peak_rss_mb"] > 0 and set(rec["peak_rss_mb_by_stage"]) >= {"fit", "transform"}
+    assert rec["dataset"]["n_samples"] == 1797 and len(rec["dataset"]["fingerprint"]) == 64
+    assert rec["seed"] == 0 and rec["lfabench_version"] and rec["started_at"]
+    assert rec["plugins"]["aggregator"]["name"] == "prolfa"  # the paper's method is the default
+    assert rec["output_dim"] == rec["config"]["aggregator"]["params"]["n_prototypes"]
+    acc = rec["metrics"]["accuracy"]
+    assert 50.0 < acc <= 100.0  # 10 balanced classes: chance is 10%
+    assert f"{acc:.4f}" in proc.stdout
+
+
+def test_seed_sweep_then_leaderboard_reports_three_seeds(tmp_path):
+    run_cli(["run", "-m", "seed=0,1,2", *SMALL], cwd=tmp_path)
+    records = sorted(tmp_path.glob("lfabench_multirun/*/*/*/result.json"))
+    assert len(records) == 3
+    accs = [json.loads(p.read_text())["metrics"]["accuracy"] for p in records]
+    proc = run_cli(["leaderboard"], cwd=tmp_path)
+    table = pd.read_csv(tmp_path / "leaderboards" / "leaderboard.csv")
+    assert len(table) == 1
+    row = table.iloc[0]
+    assert row["n_seeds"] == 3 and row["aggregator"] == "bow"
+    assert abs(row["mean"] - sum(accs) / 3) < 1e-9
+    assert abs(row["std"] - pd.Series(accs).std()) < 1e-9
+    md_rows = [ln for ln in (tmp_path / "leaderboards" / "leaderboard.md").read_text().splitlines()
+               if ln.startswith("|") and "bow" in ln]
+    assert len(md_rows) == 1
+    cells = [c.strip() for c in md_rows[0].strip("|").split("|")]
+    assert cells[3] == f"{row['mean']:.2f} ± {row['std']:.2f}" and cells[4] == "3"
+    assert md_rows[0] in proc.stdout
+
+
+def test_unknown_plugin_lists_available_and_closest(tmp_path):
+    proc = run_cli(["run", "aggregator=bwo"], cwd=tmp_path, check=False)
+    assert proc.returncode != 0
+    assert "unknown aggregator plugin 'bwo'" in proc.stderr
+    assert "Did you mean 'bow'?" in proc.stderr and "Available aggregator plugins:" in proc.stderr
+
+
+def test_rerun_in_same_dir_keeps_previous_record(tmp_path):
+    run_cli(["run", "hydra.run.dir=same", *SMALL], cwd=tmp_path)
+    first = (tmp_path / "same" / "result.json").read_text()
+    run_cli(["run", "hydra.run.dir=same", "seed=1", *SMALL], cwd=tmp_path)
+    previous = list((tmp_path / "same").glob("result.previous-*.json"))
+    assert len(previous) == 1 and previous[0].read_text() == first
+    assert json.loads((tmp_path / "same" / "result.json").read_text())["seed"] == 1
+
+
+def test_synthetic_dataset_selects_native_descriptor(tmp_path):
+    run_cli(["run", "dataset=synthetic", "aggregator=bow", "aggregator.params.n_clusters=8", "hydra.run.dir=syn"],
+            cwd=tmp_path)
+    rec = json.loads((tmp_path / "syn" / "result.json").read_text())
+    assert rec["config"]["descriptor"]["name"] == "native"
+    assert {k: rec["descriptors"][k] for k in ("n_descriptors", "dim", "empty_samples")} == {
+        "n_descriptors": 2000, "dim": 2, "empty_samples": 0}
+
+
+def test_fit_cache_hits_are_recorded(tmp_path):
+    env = {"LFABENCH_CACHE": str(tmp_path / "cache")}
+    for run in ("first", "second"):
+        run_cli(["run", f"hydra.run.dir={run}", *SMALL], cwd=tmp_path, env=env)
+    first, second = (json.loads((tmp_path / r / "result.json").read_text()) for r in ("first", "second"))
+    assert [e["hit"] for e in first["fit_cache"]] == [False]
+    assert [e["hit"] for e in second["fit_cache"]] == [True]
+    assert first["fit_cache"][0]["entry"] == second["fit_cache"][0]["entry"]
+    assert first["metrics"] == second["metrics"]  # the cached codebook is the trained one

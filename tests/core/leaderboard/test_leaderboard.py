@@ -1,0 +1,54 @@
+import json
+
+import numpy as np
+import pytest
+
+from lfabench.leaderboard import build_leaderboard
+from lfabench.record import RunRecorder, read_record, write_json_atomic
+
+
+def _record(path, seed, acc, n_clusters=64, status="ok"):
+    cfg = {"dataset": {"name": "digits", "params": {}}, "descriptor": {"name": "patches", "params": {}},
+           "aggregator": {"name": "bow", "params": {"n_clusters": n_clusters, "random_state": seed}},
+           "evaluator": {"name": "knn", "params": {"k": 1}}, "seed": seed}
+    setting = {k: v for k, v in cfg.items() if k != "seed"}
+    setting["aggregator"] = {"name": "bow", "params": {"n_clusters": n_clusters, "random_state": "${seed}"}}
+    rec = RunRecorder(path, cfg, seed)
+    rec.data["setting"] = setting
+    if status == "ok":
+        rec.finish_ok({"accuracy": acc})
+    else:
+        rec.finish_failed(RuntimeError("boom"))
+
+
+def test_leaderboard_means_stds_and_settings(tmp_path):
+    for seed, acc in enumerate([80.0, 82.0, 87.0]):
+        _record(tmp_path / "runs" / f"a{seed}", seed, acc)
+    _record(tmp_path / "runs" / "b0", 0, 70.0, n_clusters=8)
+    _record(tmp_path / "runs" / "c0", 1, 0.0, status="failed")
+    out = build_leaderboard([tmp_path / "runs"], tmp_path / "lb")
+    import pandas as pd
+
+    table = pd.read_csv(out["csv"])
+    first = table.iloc[0]
+    assert first["aggregator"] == "bow[n_clusters=64]" and first["n_seeds"] == 3
+    assert first["mean"] == pytest.approx(83.0) and first["std"] == pytest.approx(np.std([80, 82, 87], ddof=1))
+    assert table.iloc[1]["aggregator"] == "bow[n_clusters=8]" and table.iloc[1]["std"] == 0.0
+    md = out["markdown"].read_text()
+    assert "83.00 ± 3.61" in md and "1 run record(s) not counted" in md and "RuntimeError: boom" in md
+    page = out["html"].read_text()
+    assert page.startswith("<!DOCTYPE html>") and "83.00 ± 3.61" in page and "bow[n_clusters=8]" in page
+    (plot,) = out["plots"]
+    assert plot.name == "leaderboard-digits-knn-accuracy.png" and plot.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_failed_record_and_atomic_json(tmp_path):
+    _record(tmp_path, 3, 0.0, status="failed")
+    rec = read_record(tmp_path / "result.json")
+    assert rec["status"] == "failed" and rec["error"]["message"] == "boom" and rec["metrics"] == {}
+    write_json_atomic(tmp_path / "x.json", {"a": np.float32(1.5), "b": np.arange(2), "c": float("nan")})
+    assert json.loads((tmp_path / "x.json").read_text()) == {"a": 1.5, "b": [0, 1], "c": None}
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+    (tmp_path / "bad.json").write_text("{not json")
+    with pytest.raises(ValueError, match="bad.json: not a valid run record"):
+        read_record(tmp_path / "bad.json")

@@ -1,0 +1,442 @@
+"""ProLFA core: kernel-free quantities vs explicit kernels, gradient, projection, W-step, Z-step."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.linalg
+import scipy.sparse as sp
+
+from lfabench import Bags
+from lfabench_plugins.aggregators.prolfa import (
+    Problem,
+    exclusivity,
+    fit_loss,
+    gradient_factor,
+    lipschitz_bound,
+    objective,
+)
+from lfabench_plugins.aggregators.prolfa.cstep import (
+    c_step,
+    top_candidates,
+    working_set,
+)
+from lfabench_plugins.aggregators.prolfa.problem import gradient_entries, quadratic_term
+from lfabench_plugins.aggregators.prolfa.simplex import (
+    project_columns,
+    project_columns_sparse,
+    project_columns_top,
+    project_segments,
+    project_segments_sparse,
+    simplex_threshold_sorted,
+)
+from lfabench_plugins.aggregators.prolfa.solver import (
+    line_search_entries,
+    line_search_weight,
+    max_feasible_step,
+    one_hot_start,
+)
+from lfabench_plugins.aggregators.prolfa.sparsecols import (
+    combine,
+    from_csc,
+    split_keys,
+    to_csc,
+)
+from lfabench_plugins.aggregators.prolfa.wstep import solve_w, sylvester_residual
+from lfabench_plugins.aggregators.prolfa.zstep import reweighted_z_step
+
+
+def small_problem(seed=0, N_per=(5, 7, 4, 6, 3, 5), d=4, c=3, lambda1=0.7, lambda2=0.3):
+    rng = np.random.default_rng(seed)
+    bags = Bags.from_list([rng.normal(size=(n, d)) for n in N_per])
+    y = np.arange(len(N_per)) % c
+    Y = np.eye(c)[y]
+    pb = Problem.build(bags.descriptors, bags.means(), Y, lambda1, lambda2)
+    return bags, Y, pb
+
+
+def one_hot_state(pb, k, seed):
+    """The solver's start on ``pb``: seeded one-hot keys, dense ``C`` (N, k), its optimal ``W`` and gradient factor ``H``."""
+    N = pb.n_descriptors
+    keys, c = one_hot_start(N, k, np.random.default_rng(seed))
+    C = to_csc(keys, c, N, k).toarray()
+    P = pb.prototypes(sp.csc_matrix(C))
+    W = solve_w(pb, P)
+    return keys, C, W, gradient_factor(pb, P, W)
+
+
+def random_simplex_columns(rng, N, k, density=0.4):
+    C = rng.random((N, k)) * (rng.random((N, k)) < density)
+    C[rng.integers(N, size=k), np.arange(k)] += 0.5
+    return C / C.sum(axis=0)
+
+
+def explicit_terms(bags, Y, C, W, lambda1, lambda2):
+    """The paper's formulas with the explicit N x N kernel and the m x N matrix G X^T X."""
+    X = bags.descriptors.T                                    # (d, N), the paper's layout
+    G = bags.pooling_matrix().toarray()                       # (m, N)
+    A = G @ X.T @ X                                           # (m, N)
+    Xbar = A @ C
+    fit = np.sum((Xbar @ W - Y) ** 2) + np.sum((Xbar - Y @ W.T) ** 2)
+    excl = np.sum(np.abs(C).sum(axis=1) ** 2) - np.sum(C ** 2)
+    grad = 2 * A.T @ (Xbar @ W - Y) @ W.T + 2 * A.T @ (Xbar - Y @ W.T)
+    return fit, excl, fit + lambda1 * excl + lambda2 * np.sum(W * W), grad, Xbar
+
+
+def test_kernel_free_quantities_equal_explicit_kernel():
+    bags, Y, pb = small_problem()
+    rng = np.random.default_rng(1)
+    C = random_simplex_columns(rng, bags.n_descriptors, 5)
+    W = rng.normal(size=(5, Y.shape[1]))
+    fit, excl, J, grad, Xbar = explicit_terms(bags, Y, C, W, pb.lambda1, pb.lambda2)
+    P = pb.prototypes(sp.csc_matrix(C))
+    np.testing.assert_allclose(bags.means() @ P, Xbar, rtol=1e-10)
+    assert fit_loss(pb, P, W) == pytest.approx(fit, rel=1e-10)
+    assert exclusivity(sp.csc_matrix(C)) == pytest.approx(excl, rel=1e-10)
+    assert objective(pb, sp.csc_matrix(C), W) == pytest.approx(J, rel=1e-10)
+    H = gradient_factor(pb, P, W)
+    np.testing.assert_allclose(2 * bags.descriptors @ H, grad, rtol=1e-9, atol=1e-9)
+    rows, cols = np.nonzero(np.ones_like(C))
+    np.testing.assert_allclose(gradient_entries(pb, H, rows, cols), grad[rows, cols], rtol=1e-9, atol=1e-9)
+
+
+def test_exclusivity_is_the_pairwise_overlap():
+    rng = np.random.default_rng(2)
+    C = random_simplex_columns(rng, 12, 4)
+    pairs = sum(np.sum(C[:, i] * C[:, j]) for i in range(4) for j in range(4) if i != j)
+    assert exclusivity(sp.csc_matrix(C)) == pytest.approx(pairs, rel=1e-12)   # paper Definition 1
+
+
+def test_gradient_matches_finite_differences():
+    bags, Y, pb = small_problem(seed=3)
+    rng = np.random.default_rng(4)
+    C = random_simplex_columns(rng, bags.n_descriptors, 3)
+    W = rng.normal(size=(3, Y.shape[1]))
+    G = 2 * bags.descriptors @ gradient_factor(pb, pb.prototypes(sp.csc_matrix(C)), W)
+    h = 1e-6
+    for i, j in [(0, 0), (5, 1), (17, 2), (29, 0)]:
+        E = np.zeros_like(C)
+        E[i, j] = h
+        up = fit_loss(pb, pb.prototypes(sp.csc_matrix(C + E)), W)
+        dn = fit_loss(pb, pb.prototypes(sp.csc_matrix(C - E)), W)
+        assert (up - dn) / (2 * h) == pytest.approx(G[i, j], rel=1e-5, abs=1e-6)
+
+
+def test_quadratic_term_is_exact_second_order():
+    bags, Y, pb = small_problem(seed=5)
+    rng = np.random.default_rng(6)
+    C, C2 = random_simplex_columns(rng, bags.n_descriptors, 3), random_simplex_columns(rng, bags.n_descriptors, 3)
+    W = rng.normal(size=(3, Y.shape[1]))
+    D = C2 - C
+    P = pb.prototypes(sp.csc_matrix(C))
+    H = gradient_factor(pb, P, W)
+    lhs = fit_loss(pb, pb.prototypes(sp.csc_matrix(C2)), W)
+    rhs = fit_loss(pb, P, W) + np.sum(2 * bags.descriptors @ H * D) + quadratic_term(pb, bags.descriptors.T @ D, W)
+    assert lhs == pytest.approx(rhs, rel=1e-10)
+
+
+def test_spectral_bound_satisfies_descent_lemma_on_feasible_moves():
+    bags, Y, pb = small_problem(seed=7)
+    rng = np.random.default_rng(8)
+    W = rng.normal(size=(3, Y.shape[1]))
+    L = lipschitz_bound(pb, W)
+    # the explicit Lipschitz constant of the gradient restricted to zero-column-sum moves
+    X = bags.descriptors.T
+    A = bags.pooling_matrix().toarray() @ X.T @ X
+    N = A.shape[1]
+    Pc = np.eye(N) - np.ones((N, N)) / N
+    exact = 2 * np.linalg.eigvalsh(Pc @ A.T @ A @ Pc)[-1] * (np.linalg.norm(W, 2) ** 2 + 1)
+    assert L >= exact * (1 - 1e-9)
+    assert L == pytest.approx(exact, rel=1e-8)            # the bound is tight for this operator
+    for _ in range(20):
+        C1, C2 = random_simplex_columns(rng, N, 3), random_simplex_columns(rng, N, 3)
+        P1 = pb.prototypes(sp.csc_matrix(C1))
+        G = 2 * bags.descriptors @ gradient_factor(pb, P1, W)
+        f2 = fit_loss(pb, pb.prototypes(sp.csc_matrix(C2)), W)
+        assert f2 <= fit_loss(pb, P1, W) + np.sum(G * (C2 - C1)) + L / 2 * np.sum((C2 - C1) ** 2) + 1e-9
+
+
+def sort_projection_reference(v):
+    """Duchi et al. Fig. 1, one vector, float64, written out plainly."""
+    u = sorted(map(float, v), reverse=True)
+    css, rho = 0.0, 0
+    for j, uj in enumerate(u, start=1):
+        css += uj
+        if uj - (css - 1.0) / j > 0:
+            rho, theta = j, (css - 1.0) / j
+    return np.maximum(np.asarray(v, dtype=np.float64) - theta, 0.0)
+
+
+def test_projection_agrees_with_sort_reference_and_is_feasible():
+    rng = np.random.default_rng(9)
+    V = rng.normal(scale=3.0, size=(50, 7))
+    V[:, 3] = 0.2                                          # ties
+    P = project_columns(V)
+    for j in range(V.shape[1]):
+        np.testing.assert_allclose(P[:, j], sort_projection_reference(V[:, j]), atol=1e-12)
+    assert (P >= 0).all()
+    np.testing.assert_allclose(P.sum(axis=0), 1.0, atol=1e-12)
+    cols = np.repeat(np.arange(7), 50)
+    proj, tau = project_segments(cols, V.T.ravel(), 7)
+    np.testing.assert_allclose(proj.reshape(7, 50).T, P, atol=1e-12)
+    assert simplex_threshold_sorted(np.sort(V[:, 0])[::-1]) == pytest.approx(tau[0])
+
+
+def test_projection_float64_sums_on_a_long_float32_column():
+    rng = np.random.default_rng(10)
+    v = (rng.random(400_000) * 1e-3).astype(np.float32)
+    p = project_columns(v)
+    assert p.min() >= 0 and abs(p.sum() - 1.0) < 1e-9
+
+
+def test_candidate_search_is_exact_top_k():
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(300, 6)).astype(np.float32)
+    H = rng.normal(size=(6, 5))
+    vals, rows = top_candidates(X, H, 7)
+    full = -(X.astype(np.float64) @ H)
+    for j in range(5):
+        np.testing.assert_array_equal(np.sort(rows[j]), np.sort(np.argsort(-full[:, j])[:7]))
+
+
+def test_restricted_c_step_equals_dense_projected_gradient():
+    """On a working set covering everything, a C-step is Proj(C - t grad) of the dense formula."""
+    bags, Y, pb = small_problem(seed=12)
+    N, k, mu = bags.n_descriptors, 4, 0.5
+    rng = np.random.default_rng(13)
+    C = random_simplex_columns(rng, N, k)
+    Z = C + 0.01 * rng.normal(size=C.shape) * (C > 0)
+    Lam = 0.1 * rng.normal(size=C.shape) * (C > 0)
+    W = rng.normal(size=(k, Y.shape[1]))
+    H = gradient_factor(pb, pb.prototypes(sp.csc_matrix(C)), W)
+    ws = working_set(pb.X.astype(np.float32), H, np.empty(0, np.int64), k, N)   # k = N: every entry
+    rows, cols = ws.rows, ws.cols
+    t = 1.0 / (lipschitz_bound(pb, W) + mu)
+    res = c_step(pb, W, H, ws, C[rows, cols], mu * (C - Z)[rows, cols] - Lam[rows, cols], mu / 2, k, t, t)
+    dense = project_columns(C - t * (2 * bags.descriptors @ H + mu * (C - Z) - Lam))
+    np.testing.assert_allclose(res.values, dense[rows, cols], atol=1e-12)
+
+
+def test_c_step_with_few_candidates_is_still_exact():
+    """k smaller than the support: the bound check sends those columns to the dense path."""
+    bags, Y, pb = small_problem(seed=14, N_per=(40, 30, 50, 35, 45, 30))
+    N, k = bags.n_descriptors, 3
+    keys, C, W, H = one_hot_state(pb, k, 15)
+    ws = working_set(pb.X.astype(np.float32), H, keys, k, 2)
+    base = C[ws.rows, ws.cols]
+    for t in (1e-4, 1e-2, 1.0):
+        res = c_step(pb, W, H, ws, base, np.zeros_like(base), 0.0, k, t, t)
+        out = np.zeros((N, k))
+        out[ws.rows, ws.cols] = res.values
+        er, ec = split_keys(res.extra_keys, N)
+        out[er, ec] = res.extra_values
+        np.testing.assert_allclose(out, project_columns(C - t * 2 * bags.descriptors @ H), atol=1e-10)
+
+
+def test_backtracking_step_satisfies_descent_lemma():
+    bags, Y, pb = small_problem(seed=16, N_per=(20, 25, 30, 15, 20, 25))
+    N, k = bags.n_descriptors, 3
+    keys, C, W, H = one_hot_state(pb, k, 17)
+    P = pb.prototypes(sp.csc_matrix(C))
+    ws = working_set(pb.X.astype(np.float32), H, keys, k, N)
+    base = C[ws.rows, ws.cols]
+    res = c_step(pb, W, H, ws, base, np.zeros_like(base), 0.0, k, 10.0, 1.0 / lipschitz_bound(pb, W))
+    Cn = np.zeros((N, k))
+    Cn[ws.rows, ws.cols] = res.values
+    D = Cn - C
+    G = 2 * bags.descriptors @ H
+    assert res.n_trials > 1 and np.sum(D * D) > 0
+    assert fit_loss(pb, pb.prototypes(sp.csc_matrix(Cn)), W) <= \
+        fit_loss(pb, P, W) + np.sum(G * D) + np.sum(D * D) / (2 * res.step) + 1e-10
+    assert fit_loss(pb, pb.prototypes(sp.csc_matrix(Cn)), W) < fit_loss(pb, P, W)
+
+
+def test_w_step_solves_sylvester_and_matches_scipy():
+    bags, Y, pb = small_problem(seed=18)
+    rng = np.random.default_rng(19)
+    C = random_simplex_columns(rng, bags.n_descriptors, 6)
+    P = pb.prototypes(sp.csc_matrix(C))
+    Xbar = pb.Mu @ P
+    A = Xbar.T @ Xbar + pb.lambda2 * np.eye(6)
+    B, Q = Y.T @ Y, 2 * Xbar.T @ Y
+    W = solve_w(pb, P)
+    assert sylvester_residual(A, B, Q, W) < 1e-8
+    np.testing.assert_allclose(W, scipy.linalg.solve_sylvester(A, B, Q), rtol=1e-7, atol=1e-10)
+    # a general (non-diagonal) response matrix
+    Yr = rng.normal(size=Y.shape)
+    pb2 = Problem.build(bags.descriptors, bags.means(), Yr, 0.5, 0.2)
+    W2 = solve_w(pb2, P)
+    A2 = Xbar.T @ Xbar + 0.2 * np.eye(6)
+    assert sylvester_residual(A2, Yr.T @ Yr, 2 * Xbar.T @ Yr, W2) < 1e-8
+
+
+def test_w_step_never_increases_J_and_is_the_minimiser():
+    bags, Y, pb = small_problem(seed=20)
+    rng = np.random.default_rng(21)
+    C = sp.csc_matrix(random_simplex_columns(rng, bags.n_descriptors, 4))
+    W = solve_w(pb, pb.prototypes(C))
+    J = objective(pb, C, W)
+    for _ in range(20):
+        assert objective(pb, C, W + 1e-3 * rng.normal(size=W.shape)) >= J
+        assert objective(pb, C, rng.normal(size=W.shape)) >= J
+
+
+def test_w_step_lambda2_zero():
+    bags, Y, pb = small_problem(seed=22, lambda2=0.0)
+    C = random_simplex_columns(np.random.default_rng(23), bags.n_descriptors, 8)   # d̄ = 8 > rank 4
+    P = pb.prototypes(sp.csc_matrix(C))
+    W = solve_w(pb, P)
+    Xbar = pb.Mu @ P
+    assert np.isfinite(W).all()
+    assert sylvester_residual(Xbar.T @ Xbar, Y.T @ Y, 2 * Xbar.T @ Y, W) < 1e-8
+    # singular operator (a response column that is always zero): minimum-norm solution
+    Y0 = np.c_[Y, np.zeros(len(Y))]
+    pb0 = Problem.build(bags.descriptors, bags.means(), Y0, 0.5, 0.0)
+    W0 = solve_w(pb0, P)
+    np.testing.assert_allclose(W0[:, -1], 0.0, atol=1e-12)
+    assert sylvester_residual(Xbar.T @ Xbar, Y0.T @ Y0, 2 * Xbar.T @ Y0, W0) < 1e-8
+
+
+def test_z_step_matches_paper_update_and_guards_denominator():
+    rows = np.array([0, 0, 1, 2, 2, 2])
+    c = np.array([0.6, 0.3, 1.0, 0.2, 0.2, 0.1])
+    lam = np.array([0.01, -0.02, 0.0, 0.05, 0.0, 0.0])
+    mu, l1, eps = 0.1, 2.0, 0.1
+    z = reweighted_z_step(rows, c, c.copy(), lam, 3, mu, l1, eps, max_iter=1, tol=0.0)
+    r = np.bincount(rows, weights=np.abs(c))[rows]
+    q = np.maximum(r / (np.abs(c) + eps) - 1, 0)
+    np.testing.assert_allclose(z, (mu * c - lam) / (mu + 2 * l1 * q))
+    # row 1 holds one entry: the raw q is negative and mu < 2 lambda1 would make the denominator
+    # negative (-0.26); the clamp keeps it at mu, so z = c - lam / mu
+    assert z[2] == pytest.approx(1.0)
+    # rows with shared mass are shrunk: the exclusivity pressure
+    assert abs(z[0]) < c[0] and abs(z[1]) < c[1]
+
+
+def test_line_search_weight_is_the_exact_minimiser():
+    bags, Y, pb = small_problem(seed=24)
+    rng = np.random.default_rng(25)
+    C0 = random_simplex_columns(rng, bags.n_descriptors, 3)
+    C1 = random_simplex_columns(rng, bags.n_descriptors, 3)
+    W = rng.normal(size=(3, Y.shape[1]))
+    H = gradient_factor(pb, pb.prototypes(sp.csc_matrix(C0)), W)
+    s = line_search_weight(pb, W, H, sp.csc_matrix(C0), sp.csc_matrix(C1 - C0))
+    grid = np.linspace(0, 1, 2001)
+    vals = [objective(pb, sp.csc_matrix(C0 + g * (C1 - C0)), W) for g in grid]
+    assert objective(pb, sp.csc_matrix(C0 + s * (C1 - C0)), W) <= min(vals) + 1e-9
+
+
+def test_sparse_keys_roundtrip():
+    rng = np.random.default_rng(26)
+    M = sp.random(30, 5, density=0.2, random_state=1, format="csc")
+    keys, vals = from_csc(M)
+    np.testing.assert_allclose(to_csc(keys, vals, 30, 5).toarray(), M.toarray())
+    assert np.all(np.diff(keys) > 0)
+
+
+def test_combine_equals_sparse_product_across_chunks():
+    rng = np.random.default_rng(27)
+    X = rng.normal(size=(50, 4)).astype(np.float32)
+    M = sp.random(50, 7, density=0.3, random_state=2, format="csc")
+    M[:, 3] = 0.0                                           # an empty column stays zero
+    keys, vals = from_csc(M)
+    rows, cols = split_keys(keys, 50)
+    ref = (M.T @ X.astype(np.float64)).T
+    for chunk in (1, 3, 1 << 15):                           # columns cut by chunk boundaries
+        np.testing.assert_allclose(combine(X, rows, cols, vals, 7, chunk=chunk), ref, atol=1e-12)
+
+
+def test_extrapolated_line_search_is_exact_and_feasible():
+    bags, Y, pb = small_problem(seed=28)
+    rng = np.random.default_rng(29)
+    N = bags.n_descriptors
+    C0 = random_simplex_columns(rng, N, 3)
+    C1 = random_simplex_columns(rng, N, 3)
+    W = rng.normal(size=(3, Y.shape[1]))
+    H = gradient_factor(pb, pb.prototypes(sp.csc_matrix(C0)), W)
+    D = C1 - C0
+    rows, cols = np.divmod(np.arange(N * 3), 3)
+    order = np.lexsort((rows, cols))
+    rows, cols = rows[order], cols[order]
+    c0, dv = C0[rows, cols], D[rows, cols]
+    s_max = max_feasible_step(c0, dv, 8.0)
+    assert 1.0 <= s_max <= 8.0
+    assert (C0 + s_max * D).min() >= -1e-12                 # feasible at the end of the segment
+    if s_max < 8.0:                                         # and the bound is tight
+        assert (C0 + (s_max * 1.01) * D).min() < 0
+    s = line_search_entries(pb, W, H, rows, cols, c0, dv, 3, s_max)
+    grid = np.linspace(0, s_max, 4001)
+    vals = [objective(pb, sp.csc_matrix(np.maximum(C0 + g * D, 0)), W) for g in grid]
+    assert objective(pb, sp.csc_matrix(np.maximum(C0 + s * D, 0)), W) <= min(vals) + 1e-9
+    # the sparse front end agrees with the entry form
+    assert line_search_weight(pb, W, H, sp.csc_matrix(C0), sp.csc_matrix(D), s_max) == pytest.approx(s)
+
+
+@pytest.mark.parametrize("m", [1, 3, 50, 500])
+def test_project_columns_top_equals_full_projection(m):
+    rng = np.random.default_rng(31)
+    V = rng.normal(size=(300, 9)) * np.array([0.01, 0.1, 1, 10, 0.001, 1, 1, 1, 1])
+    V[:, 5] = 0.0                                            # all tied
+    V[:40, 6] = 5.0                                          # a tied top block
+    r, c, v = project_columns_top(V, m)
+    P = np.zeros_like(V)
+    P[r, c] = v
+    np.testing.assert_allclose(P, project_columns(V), atol=1e-12)
+    assert np.all(v > 0)
+
+
+def brute_force_sparse_projection(v, k):
+    """Projection of ``v`` onto the k-sparse simplex by trying every support of size <= k (float64)."""
+    from itertools import combinations
+
+    best, best_d = None, np.inf
+    for size in range(1, k + 1):
+        for S in combinations(range(v.size), size):
+            p = np.zeros(v.size)
+            p[list(S)] = project_columns(v[list(S)])
+            dist = float(np.sum((p - v) ** 2))
+            if dist < best_d - 1e-12:
+                best, best_d = p, dist
+    return best, best_d
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 5])
+def test_sparse_projection_equals_brute_force(k):
+    """Kyrillidis et al. 2013: top-k then simplex projection is the exact k-sparse simplex projection."""
+    rng = np.random.default_rng(20 + k)
+    n, b = 7, 12
+    V = rng.normal(scale=0.6, size=(n, b))
+    V[:, :3] *= 0.05                        # near-uniform columns: plain projections with > k non-zeros
+    dense = project_columns_sparse(V, k)
+    cols = np.repeat(np.arange(b), n)
+    seg, tau, kth = project_segments_sparse(cols, V.T.ravel(), b, k)
+    np.testing.assert_allclose(seg.reshape(b, n).T, dense, atol=1e-12)
+    wider = 0
+    for j in range(b):
+        ref, ref_d = brute_force_sparse_projection(V[:, j], k)
+        np.testing.assert_allclose(np.sum((dense[:, j] - V[:, j]) ** 2), ref_d, atol=1e-12)
+        np.testing.assert_allclose(dense[:, j], ref, atol=1e-10)
+        assert np.count_nonzero(dense[:, j]) <= k
+        assert dense[:, j].min() >= 0 and abs(dense[:, j].sum() - 1) < 1e-12
+        np.testing.assert_allclose(kth[j], np.sort(V[:, j])[::-1][k - 1])
+        wider += np.count_nonzero(project_columns(V[:, j])) > k
+    assert wider >= 3                       # the cap was active on several columns
+    # k >= the plain support: identical to the plain projection
+    np.testing.assert_allclose(project_columns_sparse(V, n), project_columns(V), atol=1e-12)
+
+
+def test_sparse_c_step_with_few_candidates_is_exact():
+    """Capped C-step on a short candidate list equals the dense k-sparse projected-gradient step."""
+    bags, Y, pb = small_problem(seed=14, N_per=(40, 30, 50, 35, 45, 30))
+    N, k, ksup = bags.n_descriptors, 3, 4
+    keys, C, W, H = one_hot_state(pb, k, 16)
+    ws = working_set(pb.X.astype(np.float32), H, keys, k, 2)
+    base = C[ws.rows, ws.cols]
+    for t in (1e-4, 1e-2, 1.0):
+        res = c_step(pb, W, H, ws, base, np.zeros_like(base), 0.0, k, t, t, max_support=ksup)
+        out = np.zeros((N, k))
+        out[ws.rows, ws.cols] = res.values
+        er, ec = split_keys(res.extra_keys, N)
+        out[er, ec] = res.extra_values
+        np.testing.assert_allclose(out, project_columns_sparse(C - t * 2 * bags.descriptors @ H, ksup), atol=1e-10)
+        assert (np.count_nonzero(out, axis=0) <= ksup).all()
