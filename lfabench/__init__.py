@@ -8,7 +8,8 @@ Public API (stable):
 * :class:`Aggregator` (:mod:`lfabench.aggregate`) — the estimator API aggregators follow.
 """
 
-from importlib.metadata import PackageNotFoundError, version as _version
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as _version
 
 from .aggregate import Aggregator
 from .bags import Bags

@@ -34,7 +34,6 @@ import platform
 import resource
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import traceback
@@ -43,6 +42,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from .storage import write_json_atomic
 
 SCHEMA_VERSION = 1
 RESULT_FILE = "result.json"
@@ -64,24 +65,6 @@ def _jsonable(obj):
     if obj is None or isinstance(obj, (str, int, float, bool)):
         return obj
     return repr(obj)
-
-
-def write_json_atomic(path: Path, payload: dict[str, Any]) -> None:
-    """Write ``payload`` to ``path`` through a temporary file and ``os.replace`` (never a half-written file)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as fh:
-            json.dump(_jsonable(payload), fh, indent=2, sort_keys=False)
-            fh.write("\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def peak_rss_mb() -> float:
@@ -197,7 +180,7 @@ class RunRecorder:
         self.data["timings_s"]["total"] = round(time.perf_counter() - self._t0, 6)
         self.data["peak_rss_mb"] = round(peak_rss_mb(), 1)
         self.data["finished_at"] = now_iso()
-        write_json_atomic(self.path, self.data)
+        write_json_atomic(self.path, _jsonable(self.data))
 
     def finish_ok(self, metrics: dict[str, float]) -> None:
         self.data["metrics"] = {k: float(v) for k, v in metrics.items()}

@@ -81,7 +81,7 @@ def _cmd_add(args) -> int:
     ok, lines = verify_report(args.name, root)
     print("\n".join(lines))
     if not ok and not args.force:
-        print(f"not registered: the copy is incomplete (use --force to register it anyway)", file=sys.stderr)
+        print("not registered: the copy is incomplete (use --force to register it anyway)", file=sys.stderr)
         return 1
     path = register(args.name, root)
     print(f"registered {args.name} -> {path} (in {data_root() / 'registry.json'})")
