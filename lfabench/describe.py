@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from sklearn.base import BaseEstimator
 from tqdm.auto import tqdm
 
 from .bags import Bags
@@ -78,12 +79,13 @@ def _caching_enabled() -> bool:
     return os.environ.get(NO_CACHE_ENV, "1").lower() not in ("0", "false", "no", "off")
 
 
-class Descriptor:
+class Descriptor(BaseEstimator):
     """Base class for descriptor extractors.
 
     Subclasses implement :meth:`extract` for one image; :meth:`describe` runs it over a
-    dataset and returns one :class:`Bags`. Hyper-parameters are ``__init__`` arguments.
-    ``params()`` returns them (recorded in run records and cache keys).
+    dataset and returns one :class:`Bags`. Hyper-parameters are ``__init__`` arguments stored
+    under the same names, so scikit-learn's ``get_params``/``set_params`` (the one parameter
+    convention of every plugin kind) return them; they are recorded in run records and cache keys.
     """
 
     #: Keypoint columns produced by :meth:`extract` (see ``lfabench.bags.KEYPOINT_FIELDS``).
@@ -97,9 +99,6 @@ class Descriptor:
     #: False when caching would only copy files that are already arrays on disk.
     cacheable: bool = True
 
-    def params(self) -> dict:
-        return {k: v for k, v in vars(self).items() if not k.startswith("_")}
-
     def extract(self, image: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Local descriptors of one image: ``(descriptors (n, d), keypoints (n, k))``."""
         raise NotImplementedError
@@ -111,7 +110,7 @@ class Descriptor:
     # ------------------------------------------------------------------ record
     def record_info(self) -> dict[str, Any]:
         """What the run record stores about this extractor and its last :meth:`describe`."""
-        return {"extractor": f"{type(self).__module__}.{type(self).__qualname__}", "params": self.params(),
+        return {"extractor": f"{type(self).__module__}.{type(self).__qualname__}", "params": self.get_params(),
                 "keypoint_fields": list(self.keypoint_fields), "selection_rule": self.selection_rule,
                 "extraction": dict(getattr(self, "_extraction", {}) or {})}
 
@@ -119,7 +118,7 @@ class Descriptor:
         """What identifies this extraction (lfabench's version is added by :func:`cache_key`)."""
         return {"dataset": dataset.fingerprint(), "dataset_name": dataset.name,
                 "extractor": f"{type(self).__module__}.{type(self).__qualname__}",
-                "params": self.params(), "code": _source_digest(self)}
+                "params": self.get_params(), "code": _source_digest(self)}
 
     # ----------------------------------------------------------------- extract
     def _extract_checked(self, dataset: Dataset, i: int) -> tuple[np.ndarray, np.ndarray]:
@@ -259,7 +258,7 @@ class Descriptor:
                 return done, len(todo)
         arrays = self._concat(parts)
         store.save(key, arrays, meta={"kind": "descriptors", "dataset": dataset.name, "n_samples": dataset.n_samples,
-                                      "extractor": type(self).__name__, "params": self.params(),
+                                      "extractor": type(self).__name__, "params": self.get_params(),
                                       "selection_rule": self.selection_rule,
                                       "keypoint_fields": list(self.keypoint_fields),
                                       "parts": self.cache_parts(dataset)})

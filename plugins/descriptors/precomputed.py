@@ -55,11 +55,6 @@ class Precomputed(Descriptor):
         self.max_keypoints = None if not max_keypoints else int(max_keypoints)
         self._h5 = None
 
-    def params(self) -> dict:
-        out = super().params()
-        out["keypoint_fields"] = list(self.keypoint_fields)
-        return out
-
     def __getstate__(self):  # an open HDF5 handle does not travel to worker processes
         return dict(self.__dict__, _h5=None)
 
