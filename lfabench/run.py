@@ -50,7 +50,7 @@ def run_benchmark(cfg: dict[str, Any], run_dir: Path | str, setting: dict[str, A
             rec.data["dataset"] = dataset.summary()
         with rec.stage("descriptors"):
             descriptor = specs["descriptor"].factory(**_params(cfg, "descriptor"))
-            bags = descriptor.describe(dataset)
+            bags = descriptor.describe(dataset, cache=bool(cfg.get("cache", True)))
             rec.data["descriptors"] = {"n_descriptors": bags.n_descriptors, "dim": bags.dim,
                                        "empty_samples": int(bags.empty_samples().size)}
             if callable(getattr(descriptor, "record_info", None)):  # cap rule, cache hit/miss (additive)

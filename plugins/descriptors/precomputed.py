@@ -36,7 +36,7 @@ class Precomputed(Descriptor):
     cacheable = False
     selection_rule = "the first max_keypoints rows of each file, in the file's order (all when null)"
 
-    def __init__(self, path: str = "", format: str = "auto", keypoint_fields: list | None = None,
+    def __init__(self, path: str, format: str = "auto", keypoint_fields: list | None = None,
                  max_keypoints: int | None = None):
         if not path:
             raise ValueError("precomputed: give descriptor.params.path (a folder of per-sample files or an HDF5 file)")
