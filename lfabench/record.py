@@ -23,6 +23,7 @@ from typing import Any, Literal, TypedDict
 
 import numpy as np
 
+from ._version import __version__
 from .storage import write_json_atomic
 
 SCHEMA_VERSION = 1
@@ -194,8 +195,6 @@ class RunRecorder:
     """
 
     def __init__(self, run_dir: Path, config: dict, seed: int):
-        from . import __version__
-
         self.run_dir = Path(run_dir)
         self.path = self.run_dir / RESULT_FILE
         self._t0 = time.perf_counter()
