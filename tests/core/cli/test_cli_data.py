@@ -8,12 +8,13 @@ import zipfile
 
 import numpy as np
 import pytest
-from data_helpers import need_shared
 
 from lfabench import download as fetch_mod
 from lfabench import get_registry
 from lfabench.cli import main
 from lfabench.dataroot import registered
+
+from data_helpers import need_shared
 
 
 @pytest.fixture
