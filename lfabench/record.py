@@ -24,6 +24,7 @@ from typing import Any, Literal, TypedDict
 import numpy as np
 
 from ._version import __version__
+from .plugin import KINDS
 from .storage import write_json_atomic
 
 SCHEMA_VERSION = 1
@@ -85,6 +86,15 @@ _FIELD_TYPES = {"schema_version": int, "status": str, "error": (dict, type(None)
                 "finished_at": (str, type(None)), "lfabench_version": str, "git_revision": (str, type(None)),
                 "host": dict, "run_dir": str}
 assert set(_FIELD_TYPES) == set(RunRecord.__annotations__), "every RunRecord field needs its type check"
+
+
+def plugin_setting(config: dict[str, Any]) -> dict[str, Any]:
+    """The plugin part of a config, ``{kind: {name, params}}`` for the four kinds: what a record's ``setting`` holds.
+
+    Given the config before interpolation (``random_state: ${seed}`` literal), runs that share it
+    differ only by their seed, so the leaderboard pools them.
+    """
+    return {k: v for k, v in config.items() if k in KINDS}
 
 
 def check_record(data: Any, source: str = "record") -> RunRecord:
