@@ -32,7 +32,9 @@ SMALL = {
     "gamma_democratic_sketch": GammaDemocratic(sketch_dim=32, random_state=0),
 }
 
-CHECKS = [(name, check) for name, est in SMALL.items() for check in aggregator_checks(est)]
+# The registered plugins run the battery in tests/core/testing/test_common_conformance.py; here only the
+# settings that their defaults do not reach.
+CHECKS = [(name, check) for name in ("gamma_democratic_sketch",) for check in aggregator_checks(SMALL[name])]
 
 
 @pytest.mark.parametrize("name,check", CHECKS, ids=[f"{n}-{c.__name__}" for n, c in CHECKS])
