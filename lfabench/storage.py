@@ -35,6 +35,8 @@ from typing import Any
 
 import numpy as np
 
+from ._version import __version__
+
 
 @contextmanager
 def atomic_write(path: Path | str, mode: str = "w") -> Iterator[Any]:
@@ -93,8 +95,6 @@ def _canonical(parts: dict[str, Any]) -> str:
 
 def cache_key(kind: str, tag: str, parts: dict[str, Any]) -> str:
     """``<kind>-<tag>-<hash>``: ``tag`` is for humans, ``parts`` (plus lfabench's version) decide identity."""
-    from . import __version__
-
     full = dict(parts, lfabench_version=__version__)
     digest = hashlib.sha256(_canonical(full).encode()).hexdigest()[:16]
     safe_tag = re.sub(r"[^A-Za-z0-9_.=+-]+", "_", tag)[:80]

@@ -18,7 +18,7 @@ import pandas as pd
 
 from ..evaluation.significance import significance_by_group
 from ..plugin import KINDS
-from ..record import RESULT_FILE, read_record
+from ..record import RESULT_FILE, plugin_setting, read_record
 from ..storage import write_text_atomic
 
 DEFAULT_RUN_ROOTS = ("lfabench_runs", "lfabench_multirun")
@@ -40,7 +40,7 @@ def find_records(paths: Iterable[Path | str]) -> list[Path]:
 
 def _setting(record: dict) -> dict:
     """The plugin configs before interpolation (``${seed}`` literal): runs sharing it differ only by seed."""
-    return {k: v for k, v in (record.get("setting") or record["config"]).items() if k in KINDS}
+    return plugin_setting(record.get("setting") or record["config"])
 
 
 def _flatten(prefix: str, params: dict) -> dict[str, str]:

@@ -8,10 +8,17 @@ from hydra import compose, initialize_config_module
 from hydra.core.global_hydra import GlobalHydra
 from omegaconf import OmegaConf
 
-from conftest import run_cli
 from lfabench import KINDS, get_registry
-from lfabench.cli.run import (CONFIG_PACKAGE, PRIMARY_CONFIG, RUN_LEVEL, register_plugin_configs,
-                              register_primary_config, required_params)
+from lfabench.cli.run import (
+    CONFIG_PACKAGE,
+    PRIMARY_CONFIG,
+    RUN_LEVEL,
+    register_plugin_configs,
+    register_primary_config,
+    required_params,
+)
+
+from conftest import run_cli
 
 
 def _compose(overrides: list[str]) -> dict:

@@ -53,3 +53,19 @@ def test_failed_record_and_atomic_json(tmp_path):
     (tmp_path / "bad.json").write_text("{not json")
     with pytest.raises(ValueError, match="bad.json: not a valid run record"):
         read_record(tmp_path / "bad.json")
+
+
+def test_written_records_follow_the_schema_in_code(tmp_path):
+    from lfabench.record import RunRecord, check_record
+
+    _record(tmp_path / "ok", 0, 90.0)
+    _record(tmp_path / "failed", 1, 0.0, status="failed")
+    for sub in ("ok", "failed"):
+        data = json.loads((tmp_path / sub / "result.json").read_text())
+        assert set(data) <= set(RunRecord.__annotations__), set(data) - set(RunRecord.__annotations__)
+        check_record(data, sub)
+    data = json.loads((tmp_path / "ok" / "result.json").read_text())
+    with pytest.raises(ValueError, match="field 'seed' is a str"):
+        check_record(dict(data, seed="0"), "x")
+    with pytest.raises(ValueError, match="no 'metrics' field"):
+        check_record({k: v for k, v in data.items() if k != "metrics"}, "x")
