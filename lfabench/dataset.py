@@ -21,6 +21,29 @@ from .bags import Bags
 TASKS = ("classification", "retrieval")
 
 
+class CorruptImageError(OSError):
+    """An image file is truncated or cannot be decoded (the message names the file and the sample)."""
+
+
+def truncation_problem(data: bytes) -> str | None:
+    """Why the encoded image ``data`` is cut short, or ``None``.
+
+    A JPEG must end its last scan with the end-of-image marker (``FF D9`` after the last
+    start-of-scan ``FF DA``; neither can occur inside entropy-coded data, and a thumbnail's
+    end marker comes before the main image's scan). A PNG must end with its ``IEND`` chunk.
+    Other formats are left to the decoder.
+    """
+    if data[:2] == b"\xff\xd8":
+        last_scan = data.rfind(b"\xff\xda")
+        if last_scan < 0:
+            return "a JPEG without image data (no start-of-scan marker)"
+        if data.rfind(b"\xff\xd9") < last_scan:
+            return f"a truncated JPEG ({len(data)} bytes, no end-of-image marker after its last scan)"
+    elif data[:8] == b"\x89PNG\r\n\x1a\n" and b"IEND" not in data[-16:]:
+        return f"a truncated PNG ({len(data)} bytes, no IEND chunk at its end)"
+    return None
+
+
 class DatasetNotFoundError(FileNotFoundError):
     """The dataset's files are missing or incomplete (the message says where and how to fix it)."""
 
@@ -128,9 +151,14 @@ class Dataset:
             import cv2
         except ImportError as exc:  # pragma: no cover - cv2 is a core dependency
             raise ImportError("reading image files needs OpenCV: pip install opencv-python-headless") from exc
-        image = cv2.imread(str(path), cv2.IMREAD_UNCHANGED)
+        where = f"dataset {self.name!r}: image {path} (sample {self.sample_ids[i]!r})"
+        data = path.read_bytes()
+        problem = truncation_problem(data)
+        if problem:  # decoders fill a cut file with grey rows and report success
+            raise CorruptImageError(f"{where} is corrupt: {problem}")
+        image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED)
         if image is None:
-            raise OSError(f"dataset {self.name!r}: cannot read image {path} (sample {self.sample_ids[i]!r})")
+            raise CorruptImageError(f"{where} cannot be decoded (not an image, or a corrupt one)")
         if image.ndim == 3:
             image = cv2.cvtColor(image, cv2.COLOR_BGR2RGB if image.shape[2] == 3 else cv2.COLOR_BGRA2RGB)
         return image

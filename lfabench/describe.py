@@ -36,7 +36,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from tqdm.auto import tqdm
 
-from .bags import Bags
+from .bags import Bags, descriptor_dtype_problem
 from .dataset import Dataset
 from .storage import ArrayCache, cache_key, resolve_cache, save_npz_atomic
 
@@ -129,7 +129,11 @@ class Descriptor(BaseEstimator):
             if hasattr(exc, "add_note"):  # Python >= 3.11: name the sample in the traceback
                 exc.add_note(f"while {type(self).__name__} extracted sample {i} ({sid!r}) of {dataset.name!r}")
             raise
-        D = np.asarray(D, dtype=np.float32)
+        D = np.asarray(D)
+        problem = descriptor_dtype_problem(D.dtype)
+        if problem:  # never convert in silence (a lost imaginary part, booleans as numbers)
+            raise TypeError(f"{type(self).__name__}.extract on sample {i} ({sid!r}) of {dataset.name!r}: {problem}")
+        D = D.astype(np.float32, copy=False)
         K = np.asarray(K, dtype=np.float32)
         if D.ndim != 2 or K.ndim != 2 or K.shape[0] != D.shape[0] or K.shape[1] != len(self.keypoint_fields):
             raise ValueError(f"{type(self).__name__}.extract on sample {sid!r} returned descriptors {D.shape} "

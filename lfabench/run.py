@@ -10,13 +10,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from .params import ConfigError, check_params, check_seed
 from .plugin import KINDS
 from .record import RunRecorder, plugin_setting
 from .registry import get_registry
 from .storage import drain_cache_events
 
 #: Stages timed in every record, in order.
-STAGES = ("dataset", "descriptors", "split", "fit", "transform", "evaluate")
+STAGES = ("config", "dataset", "descriptors", "split", "fit", "transform", "evaluate")
 
 
 def _params(cfg: dict, kind: str) -> dict[str, Any]:
@@ -24,6 +25,14 @@ def _params(cfg: dict, kind: str) -> dict[str, Any]:
     if "name" not in section:
         raise ValueError(f"config has no {kind}.name: choose one with `{kind}=<name>` (see `lfabench plugins`)")
     return dict(section.get("params") or {})
+
+
+def _build(spec, params: dict[str, Any], kind: str):
+    """The plugin instance; a constructor that refuses its parameters is a :class:`ConfigError` naming the plugin."""
+    try:
+        return spec.factory(**params)
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(f"{kind} {spec.name!r} refused its parameters: {exc}") from exc
 
 
 def run_benchmark(cfg: dict[str, Any], run_dir: Path | str, setting: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -37,29 +46,33 @@ def run_benchmark(cfg: dict[str, Any], run_dir: Path | str, setting: dict[str, A
     ``status: "failed"`` and the error (type, message, stage, traceback), then the
     exception propagates.
     """
-    seed = int(cfg.get("seed", 0))
-    rec = RunRecorder(Path(run_dir), cfg, seed)
+    raw_seed = cfg.get("seed", 0)
+    valid_seed = isinstance(raw_seed, int) and not isinstance(raw_seed, bool)
+    rec = RunRecorder(Path(run_dir), cfg, raw_seed if valid_seed else None)
     rec.data["setting"] = plugin_setting(setting or cfg)
     try:
-        registry = get_registry()
-        specs = {kind: registry.get_spec(kind, (cfg.get(kind) or {}).get("name", "")) for kind in KINDS}
-        rec.data["plugins"] = {k: {"name": s.name, "version": s.version, "distribution": s.distribution,
-                                   "module": s.module} for k, s in specs.items()}
+        with rec.stage("config"):  # every parameter is checked, every plugin built, before anything is computed
+            seed = check_seed(raw_seed)
+            registry = get_registry()
+            specs = {kind: registry.get_spec(kind, (cfg.get(kind) or {}).get("name", "")) for kind in KINDS}
+            rec.data["plugins"] = {k: {"name": s.name, "version": s.version, "distribution": s.distribution,
+                                       "module": s.module} for k, s in specs.items()}
+            for kind, spec in specs.items():
+                check_params(kind, spec.name, spec.factory, _params(cfg, kind))
+            descriptor, evaluator, aggregator = (_build(specs[k], _params(cfg, k), k)
+                                                 for k in ("descriptor", "evaluator", "aggregator"))
         with rec.stage("dataset"):
             dataset = specs["dataset"].factory(**_params(cfg, "dataset"))
             rec.data["dataset"] = dataset.summary()
         with rec.stage("descriptors"):
-            descriptor = specs["descriptor"].factory(**_params(cfg, "descriptor"))
             bags = descriptor.describe(dataset, cache=bool(cfg.get("cache", True)))
             rec.data["descriptors"] = {"n_descriptors": bags.n_descriptors, "dim": bags.dim,
                                        "empty_samples": int(bags.empty_samples().size)}
             if callable(getattr(descriptor, "record_info", None)):  # cap rule, cache hit/miss (additive)
                 rec.data["descriptors"].update(descriptor.record_info())
         with rec.stage("split"):
-            evaluator = specs["evaluator"].factory(**_params(cfg, "evaluator"))
             split = evaluator.split(dataset, seed)
             rec.data["split"] = dict(split.info, n_fit=int(len(split.fit_indices)))
-        aggregator = specs["aggregator"].factory(**_params(cfg, "aggregator"))
         drain_cache_events()
         with rec.stage("fit"):
             aggregator.fit(bags.subset(split.fit_indices), split.fit_labels)

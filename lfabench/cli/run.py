@@ -19,6 +19,19 @@ from ..plugin import KINDS
 from ..registry import config_search_paths, get_registry, unknown_message
 
 CONFIG_PACKAGE = "lfabench_conf"
+
+
+def _user_errors() -> tuple[type[BaseException], ...]:
+    from ..dataset import CorruptImageError
+    from ..params import ConfigError
+    from ..registry import PluginConflictError, UnknownPluginError
+
+    # FileNotFoundError covers DatasetNotFoundError and a descriptor file or folder that is not there
+    return (ConfigError, UnknownPluginError, PluginConflictError, FileNotFoundError, CorruptImageError)
+
+
+#: Errors a user caused and can fix (bad parameter, missing data...): one message, no traceback.
+USER_ERRORS = _user_errors()
 PRIMARY_CONFIG = "lfabench"
 
 
@@ -160,10 +173,16 @@ def main(argv: list[str]) -> None:
         try:
             record = run_benchmark(config, run_dir, setting=OmegaConf.to_container(cfg, resolve=False))
         except Exception as exc:
-            if not cfg.get("continue_on_error", False):
+            user_error = isinstance(exc, USER_ERRORS)
+            if not cfg.get("continue_on_error", False) and not user_error:
                 raise
-            print(f"lfabench run FAILED ({type(exc).__name__}: {exc}); record in {run_dir}/result.json",
+            print(f"lfabench run FAILED: {exc}\n  (the record {run_dir}/result.json keeps the traceback)"
+                  if user_error else
+                  f"lfabench run FAILED ({type(exc).__name__}: {exc}); record in {run_dir}/result.json",
                   file=sys.stderr)
+            if user_error and not cfg.get("continue_on_error", False):
+                # one clear message, no traceback nor Hydra's HYDRA_FULL_ERROR hint: the user can fix this
+                raise SystemExit(2) from None
             return
         print(format_summary(record), flush=True)
 
