@@ -160,9 +160,11 @@ def main(argv: list[str]) -> None:
     from hydra.core.hydra_config import HydraConfig
     from omegaconf import OmegaConf
 
+    from ..resume import complete_record, register_resolver
     from ..run import format_summary, run_benchmark
 
     check_group_overrides(argv)
+    register_resolver()
     register_plugin_configs()
     register_primary_config()
 
@@ -170,8 +172,14 @@ def main(argv: list[str]) -> None:
         logging.getLogger("faiss.loader").setLevel(logging.WARNING)
         run_dir = HydraConfig.get().runtime.output_dir
         config = OmegaConf.to_container(cfg, resolve=True)
+        setting = OmegaConf.to_container(cfg, resolve=False)
+        done = None if cfg.get("force", False) else complete_record(run_dir, setting, config.get("seed"))
+        if done is not None:  # resuming a sweep: this configuration and seed already has its result
+            print(f"lfabench run: skipped, complete record at {run_dir}/result.json (force=true reruns it)",
+                  flush=True)
+            return
         try:
-            record = run_benchmark(config, run_dir, setting=OmegaConf.to_container(cfg, resolve=False))
+            record = run_benchmark(config, run_dir, setting=setting)
         except Exception as exc:
             user_error = isinstance(exc, USER_ERRORS)
             if not cfg.get("continue_on_error", False) and not user_error:
