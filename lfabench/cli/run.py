@@ -179,8 +179,8 @@ def main(argv: list[str]) -> None:
                   flush=True)
             return
         try:
-            record = run_benchmark(config, run_dir, setting=setting)
-        except Exception as exc:
+            record = run_benchmark(config, run_dir, setting=setting, time_limit_s=cfg.get("time_limit"))
+        except BaseException as exc:  # a plugin's SystemExit/KeyboardInterrupt or the time limit ends this run only
             user_error = isinstance(exc, USER_ERRORS)
             if not cfg.get("continue_on_error", False) and not user_error:
                 raise
