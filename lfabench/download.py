@@ -58,11 +58,46 @@ def _check_member_path(target: Path, name: str, archive: Path) -> Path:
     return dest
 
 
+def _norm(name: str) -> str:
+    return "/".join(p for p in name.split("/") if p not in ("", "."))
+
+
+def _virtual_resolve(parts: list[str], links: dict[str, str], follow_last: bool = True,
+                     depth: int = 0) -> list[str] | None:
+    """``parts`` (a path inside the archive root) with the archive's symbolic ``links`` followed.
+
+    Returns the resolved components, or ``None`` when the path leaves the root (or loops). With
+    ``follow_last=False`` a link in the last place is not followed (the member replaces it).
+    """
+    if depth > 40:
+        return None
+    out: list[str] = []
+    for i, part in enumerate(parts):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not out:
+                return None
+            out.pop()
+            continue
+        out.append(part)
+        link = links.get("/".join(out))
+        if link is not None and (follow_last or i < len(parts) - 1):
+            if os.path.isabs(link):
+                return None
+            resolved = _virtual_resolve(out[:-1] + link.split("/"), links, True, depth + 1)
+            if resolved is None:
+                return None
+            out = resolved
+    return out
+
+
 def safe_extract(archive: Path | str, target: Path | str) -> list[str]:
     """Extract a tar (any compression) or zip archive into ``target``; returns the member names.
 
-    Refuses (before writing anything) absolute names, ``..`` escapes, symbolic or hard links whose
-    destination leaves ``target``, and device or FIFO members.
+    Refuses (before writing anything, on every Python, with or without tarfile's ``data`` filter)
+    absolute names, ``..`` escapes, symbolic or hard links whose destination leaves ``target`` (also
+    through a chain of the archive's own links), and device or FIFO members.
     """
     archive, target = Path(archive), Path(target)
     target.mkdir(parents=True, exist_ok=True)
@@ -79,12 +114,19 @@ def safe_extract(archive: Path | str, target: Path | str) -> list[str]:
         return names
     with tarfile.open(archive) as tf:
         members = tf.getmembers()
+        # The archive's own symbolic links, resolved without touching the disk: a chain such as
+        # `a -> .`, `b -> a/..`, `b/evil.txt` looks harmless link by link on an empty target.
+        links = {_norm(m.name): m.linkname for m in members if m.issym()}
         for m in members:
-            dest = _check_member_path(target, m.name, archive)
+            _check_member_path(target, m.name, archive)
+            parts = _norm(m.name).split("/")
+            inside = _virtual_resolve(parts[:-1], links) if m.issym() else _virtual_resolve(parts, links, follow_last=False)
+            if inside is None:
+                raise UnsafeArchiveError(f"{archive}: member {m.name!r} would be written outside {target} "
+                                         f"through the archive's links")
             if m.issym() or m.islnk():
-                link_base = dest.parent if m.issym() else target
-                link_dest = (link_base / m.linkname).resolve()
-                if os.path.isabs(m.linkname) or not (link_dest == target or target in link_dest.parents):
+                base = inside if m.issym() else []
+                if os.path.isabs(m.linkname) or _virtual_resolve(base + m.linkname.split("/"), links) is None:
                     raise UnsafeArchiveError(f"{archive}: link {m.name!r} -> {m.linkname!r} points outside {target}")
             elif not (m.isfile() or m.isdir()):
                 raise UnsafeArchiveError(f"{archive}: member {m.name!r} is a device or FIFO")

@@ -94,7 +94,7 @@ class PluginRegistry:
             seen.add(key)
             try:
                 obj = ep.load()
-            except Exception as exc:  # noqa: BLE001 - any import error must not take the CLI down
+            except (Exception, SystemExit) as exc:  # noqa: BLE001 - not even sys.exit at import takes the CLI down
                 self._fail(ep.name, dist, version, f"{type(exc).__name__}: {exc}")
                 continue
             self.register(obj, name=f"{dist}:{ep.name}", distribution=dist, version=version)
@@ -130,7 +130,7 @@ class PluginRegistry:
                     for spec in items:
                         if not isinstance(spec, PluginSpec):
                             raise TypeError(f"{hook_name} must return PluginSpec objects, got {type(spec).__name__}")
-                except Exception as exc:  # noqa: BLE001
+                except (Exception, SystemExit) as exc:  # noqa: BLE001
                     self._fail(impl.plugin_name, dist, version, f"{hook_name}() raised {type(exc).__name__}: {exc}")
                     continue
                 for spec in items:

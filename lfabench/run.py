@@ -10,13 +10,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from .isolation import time_limit
+from .params import ConfigError, check_params, check_seed
 from .plugin import KINDS
 from .record import RunRecorder, plugin_setting
 from .registry import get_registry
 from .storage import drain_cache_events
 
 #: Stages timed in every record, in order.
-STAGES = ("dataset", "descriptors", "split", "fit", "transform", "evaluate")
+STAGES = ("config", "dataset", "descriptors", "split", "fit", "transform", "evaluate")
 
 
 def _params(cfg: dict, kind: str) -> dict[str, Any]:
@@ -26,7 +28,16 @@ def _params(cfg: dict, kind: str) -> dict[str, Any]:
     return dict(section.get("params") or {})
 
 
-def run_benchmark(cfg: dict[str, Any], run_dir: Path | str, setting: dict[str, Any] | None = None) -> dict[str, Any]:
+def _build(spec, params: dict[str, Any], kind: str):
+    """The plugin instance; a constructor that refuses its parameters is a :class:`ConfigError` naming the plugin."""
+    try:
+        return spec.factory(**params)
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(f"{kind} {spec.name!r} refused its parameters: {exc}") from exc
+
+
+def run_benchmark(cfg: dict[str, Any], run_dir: Path | str, setting: dict[str, Any] | None = None,
+                  time_limit_s: float | None = None) -> dict[str, Any]:
     """Run one configuration and write ``run_dir/result.json``; returns the record.
 
     ``setting`` is the config before interpolation (``random_state: ${seed}`` kept
@@ -35,50 +46,64 @@ def run_benchmark(cfg: dict[str, Any], run_dir: Path | str, setting: dict[str, A
 
     The record is written whatever happens: a raising plugin leaves a record with
     ``status: "failed"`` and the error (type, message, stage, traceback), then the
-    exception propagates.
+    exception propagates. ``time_limit_s`` bounds the whole run (recorded; see
+    :func:`lfabench.isolation.time_limit`); a plugin's ``SystemExit``/``KeyboardInterrupt`` is
+    recorded like any other error.
     """
-    seed = int(cfg.get("seed", 0))
-    rec = RunRecorder(Path(run_dir), cfg, seed)
+    raw_seed = cfg.get("seed", 0)
+    valid_seed = isinstance(raw_seed, int) and not isinstance(raw_seed, bool)
+    rec = RunRecorder(Path(run_dir), cfg, raw_seed if valid_seed else None)
     rec.data["setting"] = plugin_setting(setting or cfg)
+    rec.data["time_limit_s"] = time_limit_s
     try:
-        registry = get_registry()
-        specs = {kind: registry.get_spec(kind, (cfg.get(kind) or {}).get("name", "")) for kind in KINDS}
-        rec.data["plugins"] = {k: {"name": s.name, "version": s.version, "distribution": s.distribution,
-                                   "module": s.module} for k, s in specs.items()}
-        with rec.stage("dataset"):
-            dataset = specs["dataset"].factory(**_params(cfg, "dataset"))
-            rec.data["dataset"] = dataset.summary()
-        with rec.stage("descriptors"):
-            descriptor = specs["descriptor"].factory(**_params(cfg, "descriptor"))
-            bags = descriptor.describe(dataset, cache=bool(cfg.get("cache", True)))
-            rec.data["descriptors"] = {"n_descriptors": bags.n_descriptors, "dim": bags.dim,
-                                       "empty_samples": int(bags.empty_samples().size)}
-            if callable(getattr(descriptor, "record_info", None)):  # cap rule, cache hit/miss (additive)
-                rec.data["descriptors"].update(descriptor.record_info())
-        with rec.stage("split"):
-            evaluator = specs["evaluator"].factory(**_params(cfg, "evaluator"))
-            split = evaluator.split(dataset, seed)
-            rec.data["split"] = dict(split.info, n_fit=int(len(split.fit_indices)))
-        aggregator = specs["aggregator"].factory(**_params(cfg, "aggregator"))
-        drain_cache_events()
-        with rec.stage("fit"):
-            aggregator.fit(bags.subset(split.fit_indices), split.fit_labels)
-        rec.data["fit_cache"] = drain_cache_events()  # fitted arrays (codebooks, GMMs) reused from the cache
-        if callable(getattr(aggregator, "record_info", None)):  # plain scikit-learn style plugins may lack it
-            rec.data["fit_info"] = aggregator.record_info()
-        with rec.stage("transform"):
-            scored = evaluator.prepare_bags(bags, dataset, split)
-            features = aggregator.transform(scored)
-            split.empty_rows = scored.counts == 0  # protocols keep samples without descriptors from matching
-            rec.data["output_dim"] = int(features.shape[1])
-        with rec.stage("evaluate"):
-            metrics = evaluator.evaluate(features, dataset, split)
-            rec.data["split"].update(split.info)  # evaluators may add per-query results (e.g. AP)
+        with time_limit(time_limit_s):
+            metrics = _run_stages(rec, cfg, raw_seed)
     except BaseException as exc:
         rec.finish_failed(exc)
         raise
     rec.finish_ok(metrics)
     return rec.data
+
+
+def _run_stages(rec: RunRecorder, cfg: dict[str, Any], raw_seed) -> dict[str, float]:
+    """The stages of one run, each timed in ``rec``; returns the metrics."""
+    with rec.stage("config"):  # every parameter is checked, every plugin built, before anything is computed
+        seed = check_seed(raw_seed)
+        registry = get_registry()
+        specs = {kind: registry.get_spec(kind, (cfg.get(kind) or {}).get("name", "")) for kind in KINDS}
+        rec.data["plugins"] = {k: {"name": s.name, "version": s.version, "distribution": s.distribution,
+                                   "module": s.module} for k, s in specs.items()}
+        for kind, spec in specs.items():
+            check_params(kind, spec.name, spec.factory, _params(cfg, kind))
+        descriptor, evaluator, aggregator = (_build(specs[k], _params(cfg, k), k)
+                                             for k in ("descriptor", "evaluator", "aggregator"))
+    with rec.stage("dataset"):
+        dataset = specs["dataset"].factory(**_params(cfg, "dataset"))
+        rec.data["dataset"] = dataset.summary()
+    with rec.stage("descriptors"):
+        bags = descriptor.describe(dataset, cache=bool(cfg.get("cache", True)))
+        rec.data["descriptors"] = {"n_descriptors": bags.n_descriptors, "dim": bags.dim,
+                                   "empty_samples": int(bags.empty_samples().size)}
+        if callable(getattr(descriptor, "record_info", None)):  # cap rule, cache hit/miss (additive)
+            rec.data["descriptors"].update(descriptor.record_info())
+    with rec.stage("split"):
+        split = evaluator.split(dataset, seed)
+        rec.data["split"] = dict(split.info, n_fit=int(len(split.fit_indices)))
+    drain_cache_events()
+    with rec.stage("fit"):
+        aggregator.fit(bags.subset(split.fit_indices), split.fit_labels)
+    rec.data["fit_cache"] = drain_cache_events()  # fitted arrays (codebooks, GMMs) reused from the cache
+    if callable(getattr(aggregator, "record_info", None)):  # plain scikit-learn style plugins may lack it
+        rec.data["fit_info"] = aggregator.record_info()
+    with rec.stage("transform"):
+        scored = evaluator.prepare_bags(bags, dataset, split)
+        features = aggregator.transform(scored)
+        split.empty_rows = scored.counts == 0  # protocols keep samples without descriptors from matching
+        rec.data["output_dim"] = int(features.shape[1])
+    with rec.stage("evaluate"):
+        metrics = evaluator.evaluate(features, dataset, split)
+        rec.data["split"].update(split.info)  # evaluators may add per-query results (e.g. AP)
+    return metrics
 
 
 def format_summary(record: dict[str, Any]) -> str:

@@ -20,6 +20,8 @@ Root: ``$LFABENCH_CACHE``, else ``$XDG_CACHE_HOME/lfabench``, else ``~/.cache/lf
 
 from __future__ import annotations
 
+import contextlib
+
 import datetime as _dt
 import hashlib
 import json
@@ -139,6 +141,30 @@ class ArrayCache:
         info = {"name": name, "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
                 "arrays": {k: [list(v.shape), str(v.dtype)] for k, v in arrays.items()}, **(meta or {})}
         write_json_atomic(meta_path, info)  # written last: marks the entry complete
+
+    @contextlib.contextmanager
+    def lock(self, name: str) -> Iterator[None]:
+        """Hold the exclusive lock of entry ``name`` (``fcntl.flock`` on ``<root>/.locks/<name>.lock``).
+
+        Runs that would compute the same entry take turns: the second one finds the entry complete
+        when it gets the lock, instead of computing it again. Lock files are kept (removing a lock
+        file others may be waiting on would break the exclusion); ``.locks/`` is not an entry.
+        Where ``fcntl`` is missing (Windows) this is a no-op and concurrent runs compute twice,
+        safely (every file is written atomically).
+        """
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - not POSIX
+            yield
+            return
+        folder = self.root / ".locks"
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(folder / f"{name}.lock", "a") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
 
     def entries(self) -> list[CacheEntry]:
         """Complete entries, sorted by name; a folder entry (e.g. resumable chunks) counts its files."""

@@ -12,6 +12,7 @@ USAGE = """usage: lfabench <command> [...]
 commands:
   run [OVERRIDES...]        run a benchmark (Hydra overrides: aggregator=bow seed=1, -m for sweeps, --cfg job)
   plugins                   list every plugin with kind, version and the distribution it comes from
+  plugins check NAME        run NAME's conformance battery (lfabench.testing) and print a pass/fail report
   leaderboard [RUN_DIRS...] build Markdown, CSV and HTML leaderboards and plots from run records
   compare [RUN_DIRS...]     mean ± std over seeds and paired exact Wilcoxon p-values against the best
   data fetch|add|verify|list  get, register and check datasets (data root: $LFABENCH_DATA)
@@ -19,26 +20,6 @@ commands:
 
 `lfabench <command> --help` for details.
 """
-
-
-def _cmd_plugins(args) -> int:
-    from ..registry import get_registry
-
-    reg = get_registry()
-    specs = reg.specs()
-    rows = [(s.kind, s.name, s.version or "-", s.distribution, s.description) for s in specs]
-    header = ("kind", "name", "version", "distribution", "description")
-    widths = [max(len(r[i]) for r in rows + [header]) for i in range(4)]
-    print("  ".join(h.ljust(w) for h, w in zip(header[:4], widths)) + "  " + header[4])
-    for r in rows:
-        print("  ".join(c.ljust(w) for c, w in zip(r[:4], widths)) + "  " + r[4])
-    status = 0
-    for failure in reg.failures:
-        print(f"warning: {failure}", file=sys.stderr)
-    for conflict in reg.conflicts():
-        print(f"error: {conflict}", file=sys.stderr)
-        status = 1
-    return status
 
 
 def _cmd_leaderboard(args) -> int:
@@ -64,13 +45,12 @@ def build_parser() -> argparse.ArgumentParser:
     from . import cache as cli_cache
     from . import compare as cli_compare
     from . import data as cli_data
+    from . import plugins as cli_plugins
 
-    command_modules = (cli_compare, cli_data, cli_cache)  # subcommands that live in their own module
+    command_modules = (cli_plugins, cli_compare, cli_data, cli_cache)  # subcommands that live in their own module
     parser = argparse.ArgumentParser(prog="lfabench", description=USAGE,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command")
-    p = sub.add_parser("plugins", help="list plugins")
-    p.set_defaults(func=_cmd_plugins)
     p = sub.add_parser("leaderboard", help="build leaderboards from run records")
     p.add_argument("run_dirs", nargs="*", help="run directories or result.json files (default: "
                                                "./lfabench_runs and ./lfabench_multirun)")

@@ -17,8 +17,26 @@ from pathlib import Path
 
 from ..plugin import KINDS
 from ..registry import config_search_paths, get_registry, unknown_message
+from ..resume import register_resolver
 
 CONFIG_PACKAGE = "lfabench_conf"
+
+
+def _user_errors() -> tuple[type[BaseException], ...]:
+    from ..dataset import CorruptImageError
+    from ..params import ConfigError
+    from ..registry import PluginConflictError, UnknownPluginError
+
+    # FileNotFoundError covers DatasetNotFoundError and a descriptor file or folder that is not there
+    return (ConfigError, UnknownPluginError, PluginConflictError, FileNotFoundError, CorruptImageError)
+
+
+#: Errors a user caused and can fix (bad parameter, missing data...): one message, no traceback.
+USER_ERRORS = _user_errors()
+
+# ${lfabench_key:} (run directories) must resolve in every process that runs a job, including the
+# workers of a launcher, which import this module to unpickle `task`.
+register_resolver()
 PRIMARY_CONFIG = "lfabench"
 
 
@@ -141,31 +159,48 @@ def check_group_overrides(argv: list[str]) -> None:
                 raise SystemExit("lfabench run: " + unknown_message(key, name, available))
 
 
-def main(argv: list[str]) -> None:
-    """Run Hydra on ``argv`` (overrides and Hydra flags, exactly as Hydra takes them)."""
-    import hydra
+def task(cfg) -> None:
+    """One Hydra job: skip it when complete (resume), else run it; module-level so that launchers
+    running jobs in other processes (joblib, submitit, Ray) can pickle it by reference."""
     from hydra.core.hydra_config import HydraConfig
     from omegaconf import OmegaConf
 
+    from ..resume import complete_record
     from ..run import format_summary, run_benchmark
+
+    logging.getLogger("faiss.loader").setLevel(logging.WARNING)
+    run_dir = HydraConfig.get().runtime.output_dir
+    config = OmegaConf.to_container(cfg, resolve=True)
+    setting = OmegaConf.to_container(cfg, resolve=False)
+    done = None if cfg.get("force", False) else complete_record(run_dir, setting, config.get("seed"))
+    if done is not None:  # resuming a sweep: this configuration and seed already has its result
+        print(f"lfabench run: skipped, complete record at {run_dir}/result.json (force=true reruns it)",
+              flush=True)
+        return
+    try:
+        record = run_benchmark(config, run_dir, setting=setting, time_limit_s=cfg.get("time_limit"))
+    except BaseException as exc:  # a plugin's SystemExit/KeyboardInterrupt or the time limit ends this run only
+        user_error = isinstance(exc, USER_ERRORS)
+        if not cfg.get("continue_on_error", False) and not user_error:
+            raise
+        print(f"lfabench run FAILED: {exc}\n  (the record {run_dir}/result.json keeps the traceback)"
+              if user_error else
+              f"lfabench run FAILED ({type(exc).__name__}: {exc}); record in {run_dir}/result.json",
+              file=sys.stderr)
+        if user_error and not cfg.get("continue_on_error", False):
+            # one clear message, no traceback nor Hydra's HYDRA_FULL_ERROR hint: the user can fix this
+            raise SystemExit(2) from None
+        return
+    print(format_summary(record), flush=True)
+
+
+def main(argv: list[str]) -> None:
+    """Run Hydra on ``argv`` (overrides and Hydra flags, exactly as Hydra takes them)."""
+    import hydra
 
     check_group_overrides(argv)
     register_plugin_configs()
     register_primary_config()
-
-    def task(cfg) -> None:
-        logging.getLogger("faiss.loader").setLevel(logging.WARNING)
-        run_dir = HydraConfig.get().runtime.output_dir
-        config = OmegaConf.to_container(cfg, resolve=True)
-        try:
-            record = run_benchmark(config, run_dir, setting=OmegaConf.to_container(cfg, resolve=False))
-        except Exception as exc:
-            if not cfg.get("continue_on_error", False):
-                raise
-            print(f"lfabench run FAILED ({type(exc).__name__}: {exc}); record in {run_dir}/result.json",
-                  file=sys.stderr)
-            return
-        print(format_summary(record), flush=True)
 
     sys.argv = ["lfabench"] + list(argv)
     hydra.main(config_path=f"pkg://{CONFIG_PACKAGE}", config_name=PRIMARY_CONFIG, version_base="1.3")(task)()

@@ -54,6 +54,42 @@ def _flatten(prefix: str, params: dict) -> dict[str, str]:
     return out
 
 
+def _shown_params(setting_params: dict, resolved: dict | None) -> dict:
+    """The parameters a label shows: resolved values, never an interpolation such as ``${seed}``.
+
+    A parameter that follows the run's seed (``${seed}``) differs between the runs of one setting,
+    so it is shown as ``seed``; any other interpolation is shown with the value it resolved to.
+    """
+    out = {}
+    for key, value in (setting_params or {}).items():
+        if isinstance(value, dict):
+            out[key] = _shown_params(value, (resolved or {}).get(key) if isinstance(resolved, dict) else None)
+        elif isinstance(value, str) and "${" in value:
+            out[key] = "seed" if value.strip() == "${seed}" else (resolved or {}).get(key, value)
+        else:
+            out[key] = value
+    return out
+
+
+def dedupe_runs(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per (setting, seed, metric), wherever its records lie.
+
+    Repeats of one configuration and seed (a sweep rerun after it was killed, a copy of a
+    results folder) count once: identical repeats collapse to one value; repeats that disagree
+    are kept as their mean (so no seed weighs more than another) and flagged in ``conflict``.
+    ``n_records`` says how many records each row stands for.
+    """
+    if df.empty:
+        return df.assign(n_records=pd.Series(dtype=int), conflict=pd.Series(dtype=bool))
+    keys = GROUP_COLUMNS + ["setting", "seed"]
+    g = df.groupby(keys, sort=False)
+    out = g.agg(value=("value", "mean"), lo=("value", "min"), hi=("value", "max"), n_records=("value", "size"),
+                params=("params", "first"), fit_s=("fit_s", "mean"), transform_s=("transform_s", "mean"),
+                path=("path", lambda p: " | ".join(sorted(set(p))))).reset_index()
+    out["conflict"] = (out["hi"] - out["lo"]) > 1e-9 * (1.0 + out["hi"].abs())
+    return out.drop(columns=["lo", "hi"])
+
+
 def records_frame(record_paths: Iterable[Path]) -> tuple[pd.DataFrame, list[dict]]:
     """One row per (successful record, metric); also returns the failed/unreadable records."""
     rows, failed = [], []
@@ -75,7 +111,8 @@ def records_frame(record_paths: Iterable[Path]) -> tuple[pd.DataFrame, list[dict
         base = {kind: (cfg.get(kind) or {}).get("name") for kind in KINDS}
         params = {}
         for kind in KINDS:
-            params.update(_flatten(f"{kind}.", (setting.get(kind) or {}).get("params") or {}))
+            shown = _shown_params((setting.get(kind) or {}).get("params") or {}, (cfg.get(kind) or {}).get("params"))
+            params.update(_flatten(f"{kind}.", shown))
         for metric, value in rec["metrics"].items():
             rows.append({**base, "metric": metric, "value": value, "seed": rec["seed"], "setting": setting_id,
                          "params": params, "fit_s": rec["timings_s"].get("fit"),
@@ -100,19 +137,25 @@ def _labels(df: pd.DataFrame) -> pd.Series:
 
 
 def summarize(df: pd.DataFrame) -> pd.DataFrame:
-    """Mean, std (ddof=1; 0 for one seed), number of distinct seeds and runs per cell.
+    """Mean, std (ddof=1; 0 for one seed), number of distinct seeds and records per cell.
+
+    Every (setting, seed) counts once (:func:`dedupe_runs`): ``n_runs`` is the number of records
+    read, ``conflicts`` the number of seeds whose repeated records disagree.
 
     ``p_vs_best``/``n_pairs``: the paired two-sided exact Wilcoxon p-value of each setting
     against the best one of its (dataset, descriptor, evaluator, metric), over the seeds
     both have (:func:`lfabench.evaluation.significance.compare_to_best`).
     """
     if df.empty:
-        return pd.DataFrame(columns=GROUP_COLUMNS + ["setting", "mean", "std", "n_seeds", "n_runs", "seeds",
+        return pd.DataFrame(columns=GROUP_COLUMNS + ["setting", "mean", "std", "n_seeds", "n_runs", "conflicts", "seeds",
                                                      "fit_s_mean", "best", "p_vs_best", "n_pairs"])
+    df = dedupe_runs(df)
     df = df.assign(aggregator=_labels(df))
     g = df.groupby(GROUP_COLUMNS + ["setting"], sort=True)
     out = g.agg(mean=("value", "mean"), std=("value", "std"), n_seeds=("seed", "nunique"),
-                n_runs=("value", "size"), fit_s_mean=("fit_s", "mean")).reset_index()
+                n_runs=("n_records", "sum"), conflicts=("conflict", "sum"),
+                fit_s_mean=("fit_s", "mean")).reset_index()
+    out["conflicts"] = out["conflicts"].astype(int)
     out["std"] = out["std"].fillna(0.0)
     out["seeds"] = g["seed"].apply(lambda s: ",".join(map(str, sorted(set(s))))).values
     keys = ["dataset", "descriptor", "evaluator", "metric"]
@@ -137,6 +180,8 @@ def display_tables(summary: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
             metric: [f"{m:.2f} ± {s:.2f}" for m, s in zip(tab["mean"], tab["std"])],
             "seeds": tab["n_seeds"].values,
             "runs": tab["n_runs"].values,
+            **({"repeats disagree (seeds)": tab["conflicts"].values}
+               if "conflicts" in tab and tab["conflicts"].sum() else {}),
             "fit time (s)": [f"{v:.2f}" for v in tab["fit_s_mean"]],
             "p vs best (pairs)": [_p_cell(p, n, b)
                                   for p, n, b in zip(tab["p_vs_best"], tab["n_pairs"], tab["best"])],

@@ -105,8 +105,11 @@ class FisherVector(Aggregator):
     n_components : int
         GMM size K; output dimension ``2 * K * d'``.
     pca_components : int or None
-        Project descriptors onto this many principal components (fitted on the
-        training sample, no whitening) before the GMM; None keeps all ``d``.
+        Project descriptors onto at most this many principal components (fitted on the
+        training sample, no whitening) before the GMM; None keeps all ``d`` unrotated. A value
+        above the descriptor dimension ``d`` is capped at ``d`` (the default 64 then works on
+        9-D digit patches and 2-D synthetic points too); the size used is recorded in
+        ``fit_info`` (``pca_components_used``).
     power : float
         Signed power-law exponent (0.5 = the improved FV's signed square root; 1 = none).
     l2 : bool
@@ -137,8 +140,11 @@ class FisherVector(Aggregator):
     def _fit(self, bags: Bags, y):
         d = bags.dim
         p = self.pca_components
-        if p is not None and not 1 <= int(p) <= d:
-            raise ValueError(f"FisherVector: pca_components must be in [1, {d}] or None, got {p}")
+        if p is not None and int(p) < 1:
+            raise ValueError(f"FisherVector: pca_components must be >= 1 or None, got {p}")
+        p = None if p is None else min(int(p), d)  # at most d components exist
+        self.fit_info_ = {"pca_components_used": p, "descriptor_dim": int(d),
+                          "pca_capped_at_dim": bool(self.pca_components is not None and int(self.pca_components) > d)}
         sample = training_sample(bags.descriptors, self.max_training_descriptors, self.random_state)
         seed = seed_of(self.random_state)
         if sample.shape[0] < self.n_components:

@@ -13,6 +13,8 @@ Output dimension: ``K`` (``n_atoms``). An empty sample aggregates to the zero ve
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from lfabench import PluginSpec, hookimpl
@@ -93,18 +95,38 @@ class SparseCoding(Aggregator):
                                       self.cache if params["seed"] is not None else False)["dictionary"]
 
     def codes(self, X: np.ndarray) -> np.ndarray:
-        """``(N, K)`` lasso codes of descriptors ``X`` (``(N, d)``)."""
-        from sklearn.decomposition import sparse_encode
+        """``(N, K)`` lasso codes of descriptors ``X`` (``(N, d)``).
 
-        return sparse_encode(self._prepare(X), self.dictionary_, algorithm="lasso_cd", alpha=float(self.alpha),
-                             positive=bool(self.positive), max_iter=1000)
+        scikit-learn warns once per lasso that stops at ``max_iter`` (thousands of lines on a dataset);
+        those warnings are counted in ``convergence_warnings_`` and reported once per transform.
+        """
+        from sklearn.decomposition import sparse_encode
+        from sklearn.exceptions import ConvergenceWarning
+
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ConvergenceWarning)
+            U = sparse_encode(self._prepare(X), self.dictionary_, algorithm="lasso_cd", alpha=float(self.alpha),
+                              positive=bool(self.positive), max_iter=1000)
+        for w in caught:
+            if issubclass(w.category, ConvergenceWarning):
+                self.convergence_warnings_ = getattr(self, "convergence_warnings_", 0) + 1
+            else:  # anything else is passed on unchanged
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        return U
 
     def _transform(self, bags: Bags) -> np.ndarray:
+        from sklearn.exceptions import ConvergenceWarning
+        from tqdm.auto import tqdm
+
         m, K = bags.n_samples, self.dictionary_.shape[0]
         out = np.zeros((m, K))
         off = bags.offsets
         counts = bags.counts
         start = 0
+        self.convergence_warnings_ = 0
+        # lasso coding is the slow part (minutes on a full dataset): show progress on a terminal
+        bar = tqdm(total=m, desc="sc: lasso codes", unit="sample", leave=False,
+                   disable=None if bags.n_descriptors > 2 * self.chunk_descriptors else True)
         while start < m:
             # a chunk of whole samples holding about chunk_descriptors descriptors (at least one sample)
             stop = max(start + 1, int(np.searchsorted(off, off[start] + self.chunk_descriptors, side="right")) - 1)
@@ -114,7 +136,13 @@ class SparseCoding(Aggregator):
                 U = np.abs(self.codes(bags.descriptors[lo:hi]))
                 full = np.flatnonzero(counts[start:stop] > 0)
                 out[start + full] = np.maximum.reduceat(U, off[start:stop][full] - lo, axis=0)
+            bar.update(stop - start)
             start = stop
+        bar.close()
+        if self.convergence_warnings_:
+            warnings.warn(f"SparseCoding: the lasso stopped at max_iter=1000 without converging "
+                          f"{self.convergence_warnings_} time(s) while coding {m} samples (reported once)",
+                          ConvergenceWarning, stacklevel=3)
         return l2_normalize(out).astype(np.float32)
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from lfabench import PluginSpec, hookimpl
-from lfabench.bags import KEYPOINT_FIELDS
+from lfabench.bags import KEYPOINT_FIELDS, descriptor_dtype_problem
 from lfabench.describe import Descriptor
 
 from .descfiles import READERS, open_hdf5, read_hdf5_item
@@ -79,7 +79,11 @@ class Precomputed(Descriptor):
             f, ext = self._file_for(sid)
             D, K = READERS[ext](f)
             src = str(f)
-        D = np.asarray(D, dtype=np.float32)
+        D = np.asarray(D)
+        problem = descriptor_dtype_problem(D.dtype)
+        if problem:
+            raise TypeError(f"precomputed: {src}: {problem}")
+        D = D.astype(np.float32, copy=False)
         if D.ndim != 2:
             raise ValueError(f"precomputed: {src} holds an array of shape {D.shape}, expected (n, d)")
         k = len(self.keypoint_fields)

@@ -61,8 +61,14 @@ class Retrieval(Evaluator):
         self.p = None if p is None else float(p)
         self.covariance = covariance
         self.query_region = query_region
-        self.precision_at = [int(k) for k in ks]
+        self.precision_at = precision_at  # as given: scikit-learn's clone needs the parameter unchanged
         self.labelled_fraction = float(labelled_fraction)
+
+    @property
+    def _ks(self) -> list[int]:
+        """The ranks of ``precision_at`` as a list of ints (it may be given as one int)."""
+        k = self.precision_at
+        return [int(k)] if isinstance(k, (int, np.integer)) else [int(v) for v in (k or [])]
 
     # ------------------------------------------------------------------ split
     @staticmethod
@@ -103,7 +109,7 @@ class Retrieval(Evaluator):
                   f"queries, full image for the rest") if cropped.size else "full"
         info = {"n_database": int(db.size), "n_queries": int(gt.queries.size), "metric": self.metric,
                 "query_region": region, "query_removed_from_ranking": bool(gt.exclude_query_from_ranking),
-                "precision_at": self.precision_at}
+                "precision_at": self._ks}
         if self.metric == "minkowski":
             info["p"] = self.p
         fit_labels = None
@@ -168,18 +174,18 @@ class Retrieval(Evaluator):
         # Database images without descriptors have no evidence: ranked last (stable), never as the
         # near-zero-distance hubs their zero vectors would be. Queries without descriptors score 0.
         order = _empty_last(order, empty[db])
-        aps, precisions = [], {k: [] for k in self.precision_at}
+        aps, precisions = [], {k: [] for k in self._ks}
         for q in range(gt.queries.size):
             if empty[rows[q]]:
                 aps.append(0.0)
-                for k in self.precision_at:
+                for k in self._ks:
                     precisions[k].append(0.0)
                 continue
             ranked = db[order[q]]
             if gt.exclude_query_from_ranking:
                 ranked = ranked[ranked != gt.queries[q]]
             aps.append(average_precision(ranked, gt.positives[q], gt.junk[q]))
-            for k in self.precision_at:
+            for k in self._ks:
                 precisions[k].append(precision_at_k(ranked, gt.positives[q], k, gt.junk[q]))
         split.info["per_query_ap"] = {str(dataset.sample_ids[i]): float(ap) for i, ap in zip(gt.queries, aps)}
         split.info["empty_samples"] = {"database_ranked_last": int(empty[db].sum()),

@@ -106,3 +106,25 @@ def test_fingerprint_changes_with_content():
     other = b.with_descriptors(b.descriptors + 1)
     assert b.fingerprint() != other.fingerprint()
     assert b.fingerprint() == Bags(b.descriptors.copy(), b.offsets.copy()).fingerprint()
+
+
+def test_fractional_offsets_are_refused_not_truncated():
+    with pytest.raises(ValueError, match=r"offsets\[1\]=2.5 is not"):
+        Bags(np.ones((4, 2)), [0, 2.5, 4])
+    Bags(np.ones((4, 2)), np.array([0.0, 2.0, 4.0]))  # integral floats are fine
+    with pytest.raises(TypeError, match="offsets must be a 1-D array of integers"):
+        Bags(np.ones((4, 2)), np.array([False, True]))
+
+
+def test_bool_descriptors_are_refused():
+    with pytest.raises(TypeError, match="booleans"):
+        Bags(np.ones((4, 2), bool), [0, 4])
+
+
+def test_later_edits_of_the_callers_arrays_cannot_bypass_validation():
+    X = np.ones((4, 2), np.float32)
+    off = np.array([0, 2, 4])
+    bags = Bags(X, off)
+    X[0, 0] = np.nan
+    off[1] = 7
+    assert np.isfinite(bags.descriptors).all() and list(bags.offsets) == [0, 2, 4]

@@ -147,3 +147,64 @@ def test_run_record_holds_selection_rule_and_cache_status(tmp_path, monkeypatch)
     saved = json.loads((tmp_path / "run2" / "result.json").read_text())
     assert saved["descriptors"]["extraction"]["cache"] == "hit"
     assert record2["metrics"] == record["metrics"]
+
+
+class Complex(Descriptor):
+    """Returns complex descriptors: the imaginary part must not be dropped in silence."""
+
+    def extract(self, image):
+        return np.ones((2, 3)) * (1 + 2j), np.zeros((2, 2))
+
+
+def test_complex_descriptors_are_an_error_naming_the_sample():
+    with pytest.raises(TypeError, match=r"sample 0 \('im0'\).*complex"):
+        Complex().describe(_dataset(2), n_jobs=1, cache=False)
+
+
+def test_truncated_jpeg_is_an_error_naming_the_file(tmp_path):
+    from lfabench.dataset import CorruptImageError
+
+    paths = []
+    for i in range(3):
+        write_jpeg(tmp_path / f"im{i}.jpg", textured_image(i))
+        paths.append(tmp_path / f"im{i}.jpg")
+    data = paths[1].read_bytes()
+    paths[1].write_bytes(data[: len(data) // 3])  # decoders fill the rest with grey rows and say "ok"
+    ds = Dataset(name="cut", task="classification", sample_ids=["a", "b", "c"], labels=[0, 1, 0], images=paths)
+    ds.load_image(0)
+    with pytest.raises(CorruptImageError, match=r"im1\.jpg \(sample 'b'\) is corrupt: a truncated JPEG"):
+        ds.load_image(1)
+    with pytest.raises(CorruptImageError, match="im1.jpg"):
+        get_plugin("descriptor", "sift")().describe(ds, n_jobs=1, cache=False)
+    (tmp_path / "junk.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 40)
+    ds2 = Dataset(name="junk", task="classification", sample_ids=["j"], labels=[0], images=[tmp_path / "junk.png"])
+    with pytest.raises(CorruptImageError, match="junk.png"):
+        ds2.load_image(0)
+
+
+def _write_pgm(path, image):
+    """Binary PGM: a fixed header then raw pixels, so two images of one shape have the same file size."""
+    h, w = image.shape
+    path.write_bytes(f"P5\n{w} {h}\n255\n".encode() + image.astype(np.uint8).tobytes())
+
+
+def test_replacing_an_image_by_another_of_the_same_size_changes_the_fingerprint_and_misses_the_cache(tmp_path):
+    """The fingerprint covered file sizes only: a same-size replacement reused stale descriptors (a 'hit')."""
+    paths = [tmp_path / f"im{i}.pgm" for i in range(3)]
+    for i, p in enumerate(paths):
+        _write_pgm(p, textured_image(i, (40, 48)))
+
+    def dataset():
+        return Dataset(name="files", task="classification", sample_ids=["a", "b", "c"], labels=[0, 1, 0],
+                       images=paths)
+
+    before = dataset().fingerprint()
+    a = Counting().describe(dataset(), n_jobs=1, cache=tmp_path / "cache")
+    size = paths[1].stat().st_size
+    _write_pgm(paths[1], textured_image(7, (40, 48)))
+    assert paths[1].stat().st_size == size
+    assert dataset().fingerprint() != before
+    second = Counting()
+    b = second.describe(dataset(), n_jobs=1, cache=tmp_path / "cache")
+    assert second.record_info()["extraction"]["cache"] == "miss"
+    assert not np.array_equal(a.descriptors, b.descriptors)

@@ -124,3 +124,33 @@ def test_cache_list_and_clear(dataroot, tmp_path, capsys):
     assert "removed 1 entries and 1 unfinished" in capsys.readouterr().out
     assert [e.name for e in cache.entries()] == ["codebook-x-1"]
     assert main(["cache", "clear"]) == 0 and cache.entries() == []
+
+
+@pytest.mark.parametrize("with_data_filter", [True, False])
+def test_safe_extract_refuses_a_symlink_chain_before_writing_anything(tmp_path, monkeypatch, with_data_filter):
+    """`a -> .`, `b -> a/..`, `b/evil.txt`: each link looks harmless on an empty target; together they escape."""
+    if not with_data_filter:  # a Python without tarfile's data filter (< 3.11.4) must be just as safe
+        monkeypatch.delattr(tarfile, "data_filter", raising=False)
+    a = tarfile.TarInfo("a")
+    a.type, a.linkname = tarfile.SYMTYPE, "."
+    b = tarfile.TarInfo("b")
+    b.type, b.linkname = tarfile.SYMTYPE, "a/.."
+    evil = tarfile.TarInfo("b/evil.txt")
+    evil.size = 4
+    _tar_with(tmp_path / "chain.tar", [(a, None), (b, None), (evil, b"evil")])
+    target = tmp_path / "deep" / "out"
+    with pytest.raises(fetch_mod.UnsafeArchiveError, match="outside"):
+        fetch_mod.safe_extract(tmp_path / "chain.tar", target)
+    assert list(target.iterdir()) == [] and not (tmp_path / "deep" / "evil.txt").exists()
+
+
+def test_safe_extract_keeps_harmless_internal_links(tmp_path):
+    f = tarfile.TarInfo("data/x.txt")
+    f.size = 1
+    link = tarfile.TarInfo("latest")
+    link.type, link.linkname = tarfile.SYMTYPE, "data"
+    inner = tarfile.TarInfo("data/up")
+    inner.type, inner.linkname = tarfile.SYMTYPE, "../data/x.txt"
+    _tar_with(tmp_path / "ok.tar", [(f, b"1"), (link, None), (inner, None)])
+    fetch_mod.safe_extract(tmp_path / "ok.tar", tmp_path / "out")
+    assert (tmp_path / "out" / "latest" / "x.txt").read_bytes() == b"1"

@@ -35,7 +35,7 @@ def test_default_run_prints_table_and_writes_record(tmp_path):
 
 def test_seed_sweep_then_leaderboard_reports_three_seeds(tmp_path):
     run_cli(["run", "-m", "seed=0,1,2", *SMALL], cwd=tmp_path)
-    records = sorted(tmp_path.glob("lfabench_multirun/*/*/*/result.json"))
+    records = sorted(tmp_path.glob("lfabench_multirun/**/result.json"))
     assert len(records) == 3
     accs = [json.loads(p.read_text())["metrics"]["accuracy"] for p in records]
     proc = run_cli(["leaderboard"], cwd=tmp_path)

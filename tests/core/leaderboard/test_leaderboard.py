@@ -69,3 +69,39 @@ def test_written_records_follow_the_schema_in_code(tmp_path):
         check_record(dict(data, seed="0"), "x")
     with pytest.raises(ValueError, match="no 'metrics' field"):
         check_record({k: v for k, v in data.items() if k != "metrics"}, "x")
+
+
+def test_repeated_runs_of_one_seed_count_once_and_conflicts_are_flagged(tmp_path):
+    """A rerun sweep left 9 records for 6 seeds: the leaderboard and compare use one value per seed."""
+    from lfabench.cli.compare import compare_table
+    import pandas as pd
+
+    accs = [90.0, 91.0, 92.5, 89.0, 90.5, 93.0]
+    for seed, acc in enumerate(accs):
+        _record(tmp_path / "first" / f"s{seed}", seed, acc)
+    for seed in (0, 1, 2):  # the rerun redid three of them, identically, in other folders
+        _record(tmp_path / "rerun" / f"s{seed}", seed, accs[seed])
+    table = pd.read_csv(build_leaderboard([tmp_path], tmp_path / "lb")["csv"])
+    row = table.iloc[0]
+    assert row["n_seeds"] == 6 and row["n_runs"] == 9 and row["conflicts"] == 0
+    assert row["mean"] == pytest.approx(np.mean(accs)) and row["std"] == pytest.approx(np.std(accs, ddof=1))
+    cmp = compare_table([tmp_path]).iloc[0]
+    assert cmp["mean"] == pytest.approx(np.mean(accs)) and cmp["std"] == pytest.approx(np.std(accs, ddof=1))
+
+    _record(tmp_path / "other" / "s3", 3, 50.0)  # a repeat that disagrees
+    out = build_leaderboard([tmp_path], tmp_path / "lb2")
+    row = pd.read_csv(out["csv"]).iloc[0]
+    assert row["conflicts"] == 1 and row["n_seeds"] == 6
+    assert "repeats disagree (seeds)" in out["markdown"].read_text()
+
+
+def test_labels_show_resolved_values_never_interpolations(tmp_path):
+    _record(tmp_path / "a", 0, 80.0)  # random_state: ${seed}
+    cfg_fixed = tmp_path / "b"
+    _record(cfg_fixed, 0, 70.0)
+    rec = json.loads((cfg_fixed / "result.json").read_text())
+    rec["setting"]["aggregator"]["params"]["random_state"] = 7
+    rec["config"]["aggregator"]["params"]["random_state"] = 7
+    write_json_atomic(cfg_fixed / "result.json", rec)
+    md = build_leaderboard([tmp_path], tmp_path / "lb")["markdown"].read_text()
+    assert "${seed}" not in md and "bow[random_state=seed]" in md and "bow[random_state=7]" in md

@@ -178,3 +178,11 @@ def test_cnn_conv5_3_grid_with_torch(tmp_path):
         ref = model.features[:30](torch.from_numpy(x.transpose(2, 0, 1).astype(np.float32))[None])[0]
     np.testing.assert_allclose(D, ref.reshape(512, -1).T.numpy(), rtol=1e-4, atol=1e-4)
     assert K[0, 0] == pytest.approx(160 / 28) and K[0, 1] == pytest.approx(120 / 28)
+
+
+@pytest.mark.parametrize("array,what", [(np.ones((3, 4)) + 1j, "complex"), (np.ones((3, 4), bool), "booleans")])
+def test_precomputed_refuses_complex_and_bool_files_naming_them(tmp_path, array, what):
+    np.save(tmp_path / "q.npy", array)
+    with pytest.raises(TypeError, match=rf"q\.npy.*{what}"):
+        get_plugin("descriptor", "precomputed")(path=str(tmp_path)).describe(_ids_dataset(["q.jpg"]), n_jobs=1,
+                                                                             cache=False)

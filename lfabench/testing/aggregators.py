@@ -1,49 +1,21 @@
-"""Conformance checks every aggregator must pass (scikit-learn's ``estimator_checks`` idea).
+"""The aggregator battery (scikit-learn's ``estimator_checks`` idea): checks ``check_<what>(est, bags, y)``.
 
-Plugin authors run the same battery on their own aggregators::
-
-    import pytest
-    from lfabench.testing import aggregator_checks
-
-    @pytest.mark.parametrize("check", aggregator_checks(MyAggregator(random_state=0)), ids=lambda c: c.__name__)
-    def test_conformance(check):
-        check()
-
-Each check builds small synthetic bags (``make_check_bags``): 3 classes x 8 samples,
-8-D descriptors, one sample per split left empty, so that codebooks of up to 16
-entries fit. Pass ``bags``/``y`` for aggregators that need other data.
+Each check builds on small synthetic bags (:func:`~lfabench.testing.data.make_check_bags`:
+3 classes x 8 samples, 8-D descriptors), so codebooks of up to 16 entries fit. Pass
+``bags``/``y`` for aggregators that need other data.
 """
 
 from __future__ import annotations
 
-import functools
 import warnings
 
 import numpy as np
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
-from .bags import Bags, EmptySampleWarning
-
-
-def make_check_bags(n_classes: int = 3, per_class: int = 8, dim: int = 8, seed: int = 0,
-                    empty_sample: bool = False) -> tuple[Bags, np.ndarray]:
-    """Small labelled bags: class ``c`` descriptors cluster around a class centre plus shared noise."""
-    rng = np.random.default_rng(seed)
-    centres = rng.normal(scale=3.0, size=(n_classes, dim))
-    arrays, labels = [], []
-    for c in range(n_classes):
-        for _ in range(per_class):
-            n = int(rng.integers(10, 30))
-            own = centres[c] + rng.normal(size=(n // 2, dim))
-            shared = rng.normal(scale=2.0, size=(n - n // 2, dim))
-            arrays.append(np.vstack([own, shared]).astype(np.float32))
-            labels.append(c)
-    if empty_sample:
-        arrays[1] = np.empty((0, dim), np.float32)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", EmptySampleWarning)
-        return Bags.from_list(arrays), np.asarray(labels)
+from ..bags import Bags, EmptySampleWarning
+from .core import Case, assert_json, bind
+from .data import make_check_bags
 
 
 def _fit(est, bags, y):
@@ -133,28 +105,32 @@ def check_subset_consistency(est, bags, y):
     np.testing.assert_allclose(e.transform(bags.subset(idx)), full[idx], rtol=1e-4, atol=1e-5)
 
 
+def check_record_info_json(est, bags, y):
+    """What the run record stores about the fit (``record_info``) is JSON."""
+    e = _fit(est, bags, y)
+    info = e.record_info() if callable(getattr(e, "record_info", None)) else {}
+    assert_json(info, "record_info()")
+
+
 ALL_CHECKS = (check_fit_returns_self, check_output_shape_and_dtype, check_finite_output,
               check_deterministic_with_random_state, check_empty_sample_transform, check_fit_with_empty_sample,
               check_transform_before_fit_raises, check_dimension_mismatch_raises, check_params_roundtrip,
-              check_subset_consistency)
+              check_subset_consistency, check_record_info_json)
 
 
-def aggregator_checks(estimator, bags: Bags | None = None, y=None, skip: tuple[str, ...] = ()):
-    """The checks bound to ``estimator`` and data, as zero-argument callables named after the check."""
+def aggregator_checks(estimator, bags: Bags | None = None, y=None, skip=(), select=None,
+                      expected_failures=None) -> list[Case]:
+    """The checks bound to ``estimator`` and data, as zero-argument callables named after the check.
+
+    ``select``/``skip``: check names to keep/drop; ``expected_failures``: ``{check name: reason}``.
+    """
     if bags is None:
         bags, y_default = make_check_bags()
         y = y_default if y is None else y
-    out = []
-    for check in ALL_CHECKS:
-        if check.__name__ in skip:
-            continue
-        bound = functools.partial(check, estimator, bags, y)
-        bound.__name__ = check.__name__
-        out.append(bound)
-    return out
+    return bind("aggregator", ALL_CHECKS, (estimator, bags, y), select, skip, expected_failures)
 
 
-def check_aggregator(estimator, bags: Bags | None = None, y=None, skip: tuple[str, ...] = ()) -> None:
+def check_aggregator(estimator, bags: Bags | None = None, y=None, skip=()) -> None:
     """Run every check; raises AssertionError naming the first failing one."""
     for check in aggregator_checks(estimator, bags, y, skip):
         try:

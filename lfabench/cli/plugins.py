@@ -1,0 +1,80 @@
+"""``lfabench plugins``: list the plugins; ``lfabench plugins check NAME``: run a plugin's conformance battery."""
+
+from __future__ import annotations
+
+import sys
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("plugins", help="list plugins, or check one against its kind's conformance battery",
+                       description="`lfabench plugins` lists every plugin; `lfabench plugins check NAME` runs the "
+                                   "conformance battery of NAME (lfabench.testing) and prints a pass/fail report.")
+    p.add_argument("action", nargs="?", choices=["check"], help="check: run the conformance battery")
+    p.add_argument("name", nargs="?", help="the plugin to check")
+    p.add_argument("--kind", choices=["aggregator", "descriptor", "dataset", "evaluator"],
+                   help="the plugin's kind (needed only when several kinds have a plugin of that name)")
+    p.add_argument("--check", action="append", dest="checks", metavar="CHECK",
+                   help="run only this check (repeatable), e.g. --check check_fit_returns_self")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    if args.action == "check":
+        if not args.name:
+            print("lfabench plugins check: give the plugin's name, e.g. `lfabench plugins check bow`", file=sys.stderr)
+            return 2
+        return check(args.name, args.kind, args.checks)
+    return list_plugins()
+
+
+def list_plugins() -> int:
+    from ..registry import get_registry
+
+    reg = get_registry()
+    rows = [(s.kind, s.name, s.version or "-", s.distribution, s.description) for s in reg.specs()]
+    header = ("kind", "name", "version", "distribution", "description")
+    widths = [max(len(r[i]) for r in rows + [header]) for i in range(4)]
+    print("  ".join(h.ljust(w) for h, w in zip(header[:4], widths)) + "  " + header[4])
+    for r in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(r[:4], widths)) + "  " + r[4])
+    status = 0
+    for failure in reg.failures:
+        print(f"warning: {failure}", file=sys.stderr)
+    for conflict in reg.conflicts():
+        print(f"error: {conflict}", file=sys.stderr)
+        status = 1
+    return status
+
+
+def check(name: str, kind: str | None, checks: list[str] | None) -> int:
+    """Print one line per check (PASS, FAIL, XFAIL, XPASS, SKIP); exit 1 when any check fails or passes unexpectedly."""
+    import warnings
+
+    from ..plugin import KINDS
+    from ..registry import get_registry
+    from ..testing import check_plugin
+
+    reg = get_registry()
+    kinds = [kind] if kind else [k for k in KINDS if name in reg.names(k)]
+    if not kinds:
+        every = sorted({n for k in KINDS for n in reg.names(k)})
+        print(f"lfabench plugins check: no plugin is called {name!r}; plugins: {', '.join(every)}", file=sys.stderr)
+        return 2
+    status = 0
+    for k in kinds:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # the report is the output; plugins' warnings would drown it
+                results = check_plugin(k, name, select=checks)
+        except (LookupError, ValueError) as exc:
+            print(f"lfabench plugins check: {exc}", file=sys.stderr)
+            return 2
+        print(f"{k} {name}: {len(results)} check(s)")
+        for r in results:
+            print(f"  {r.status.upper():5s}  {r.name}" + (f"  ({r.message})" if r.message else ""))
+        bad = [r for r in results if not r.ok and r.status != "skip"]
+        passed = sum(r.ok for r in results)
+        print(f"{k} {name}: {passed} passed/expected, {len(bad)} failed, "
+              f"{sum(r.status == 'skip' for r in results)} skipped")
+        status = status or (1 if bad else 0)
+    return status

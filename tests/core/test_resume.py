@@ -1,0 +1,40 @@
+"""Run directories keyed by setting and seed; only a complete record of the same setting and seed is skipped."""
+
+from __future__ import annotations
+
+from lfabench.record import RunRecorder
+from lfabench.resume import complete_record, setting_key
+
+SETTING = {"aggregator": {"name": "bow", "params": {"n_clusters": 8, "random_state": "${seed}", "sizes": (1, 2)}},
+           "dataset": {"name": "digits", "params": {}}}
+
+
+def test_setting_key_depends_on_setting_and_seed_only():
+    as_lists = {"aggregator": {"name": "bow", "params": {"sizes": [1, 2], "random_state": "${seed}",
+                                                         "n_clusters": 8}}, "dataset": {"name": "digits", "params": {}}}
+    assert setting_key(SETTING, 0) == setting_key(dict(as_lists, seed=0, cache=True), 0)
+    assert setting_key(SETTING, 0) != setting_key(SETTING, 1)
+    other = {**SETTING, "aggregator": {"name": "bow", "params": {"n_clusters": 16}}}
+    assert setting_key(SETTING, 0) != setting_key(other, 0)
+
+
+def _write(run_dir, status, seed=0, setting=SETTING):
+    rec = RunRecorder(run_dir, {**setting, "seed": seed}, seed)
+    rec.data["setting"] = setting
+    if status == "ok":
+        rec.finish_ok({"accuracy": 1.0})
+    else:
+        rec.finish_failed(RuntimeError("boom"))
+
+
+def test_only_a_complete_record_of_the_same_setting_and_seed_counts(tmp_path):
+    assert complete_record(tmp_path / "none", SETTING, 0) is None
+    _write(tmp_path / "failed", "failed")
+    assert complete_record(tmp_path / "failed", SETTING, 0) is None
+    _write(tmp_path / "ok", "ok")
+    assert complete_record(tmp_path / "ok", SETTING, 0)["status"] == "ok"
+    assert complete_record(tmp_path / "ok", SETTING, 1) is None
+    assert complete_record(tmp_path / "ok", {"aggregator": {"name": "vlad", "params": {}}}, 0) is None
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "result.json").write_text("{not json")
+    assert complete_record(tmp_path / "bad", SETTING, 0) is None
