@@ -58,6 +58,7 @@ class RunRecord(TypedDict, total=False):
     plugins: dict[str, PluginOrigin]         # kind -> origin
     config: dict[str, Any]                   # the resolved config (Hydra), seeds included
     setting: dict[str, Any]                  # kind -> {name, params} before interpolation: seed-free
+    ignored_params: list[str]                # "<kind>.<param>" of the setting that could not change this run
     seed: int
     metrics: dict[str, float]
     timings_s: dict[str, float]              # per stage, and "total"
@@ -80,7 +81,7 @@ class RunRecord(TypedDict, total=False):
 #: Fields every readable record has.
 REQUIRED_FIELDS = ("schema_version", "status", "config", "seed", "metrics", "timings_s")
 _FIELD_TYPES = {"schema_version": int, "status": str, "error": (dict, type(None)), "plugins": dict, "config": dict,
-                "setting": dict, "seed": int, "metrics": dict, "timings_s": dict, "peak_rss_mb": (float, int, type(None)),
+                "setting": dict, "ignored_params": list, "seed": int, "metrics": dict, "timings_s": dict, "peak_rss_mb": (float, int, type(None)),
                 "peak_rss_mb_by_stage": dict, "dataset": (dict, type(None)), "descriptors": dict,
                 "split": (dict, type(None)), "fit_cache": list, "fit_info": dict, "output_dim": int, "started_at": str,
                 "finished_at": (str, type(None)), "lfabench_version": str, "git_revision": (str, type(None)),

@@ -60,6 +60,7 @@ def run_benchmark(cfg: dict[str, Any], run_dir: Path | str, setting: dict[str, A
             split = evaluator.split(dataset, seed)
             rec.data["split"] = dict(split.info, n_fit=int(len(split.fit_indices)))
         aggregator = specs["aggregator"].factory(**_params(cfg, "aggregator"))
+        rec.data["ignored_params"] = ignored_params(aggregator, evaluator)
         drain_cache_events()
         with rec.stage("fit"):
             aggregator.fit(bags.subset(split.fit_indices), split.fit_labels)
@@ -77,6 +78,16 @@ def run_benchmark(cfg: dict[str, Any], run_dir: Path | str, setting: dict[str, A
         raise
     rec.finish_ok(metrics)
     return rec.data
+
+
+def ignored_params(aggregator, evaluator) -> list[str]:
+    """The evaluator's label parameters (``Evaluator.label_params``) when the aggregator never reads labels.
+
+    An aggregator reads labels when it declares ``supervised`` or ``semi_supervised``; a plain
+    scikit-learn style plugin without those flags is taken as unsupervised (it ignores ``y``).
+    """
+    uses_labels = getattr(aggregator, "supervised", False) or getattr(aggregator, "semi_supervised", False)
+    return [] if uses_labels else [f"evaluator.{p}" for p in getattr(evaluator, "label_params", ())]
 
 
 def format_summary(record: dict[str, Any]) -> str:
