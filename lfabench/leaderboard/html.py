@@ -48,7 +48,7 @@ document.querySelectorAll('table.sortable').forEach(function (table) {
 """
 
 STYLE = ("body{font-family:sans-serif;margin:2em;color:#222}table{border-collapse:collapse;margin-bottom:.5em}"
-         "th,td{padding:4px 10px;border-bottom:1px solid #ddd;text-align:left}td.num,th.num{text-align:right}"
+         "th,td{padding:4px 10px;border-bottom:1px solid #ddd;text-align:left}td{white-space:nowrap}td.num,th.num{text-align:right}"
          "th{cursor:pointer;background:#f4f4f4;user-select:none}th[aria-sort=ascending]::after{content:' ▲'}"
          "th[aria-sort=descending]::after{content:' ▼'}img{max-width:100%;border:1px solid #eee;margin:.5em 0}"
          "code{background:#f4f4f4;padding:0 3px}.meta{color:#555}pre{background:#f8f8f8;padding:6px;"

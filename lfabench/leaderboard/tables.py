@@ -213,10 +213,18 @@ def markdown_table(shown: pd.DataFrame) -> str:
 def provenance_line(tab: pd.DataFrame, command: str | None) -> str:
     """Which command made a table and from which records (Markdown)."""
     paths = sorted({p for cell in tab["paths"] for p in cell.split(";") if p})
-    folders = sorted({str(Path(p).parent.parent) for p in paths})
+    folders = sorted({_shown_path(Path(p).parent.parent) for p in paths})
     made = f"Made by `{command}`" if command else "Made by `lfabench leaderboard`"
     return (f"{made} from {len(paths)} record(s) (`result.json`) under: "
             + ", ".join(f"`{f}`" for f in folders) + ".")
+
+
+def _shown_path(path: Path) -> str:
+    """Relative to the working directory when under it (committed boards must not name a machine's home)."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
 
 
 def to_markdown(summary: pd.DataFrame, failed: list[dict], command: str | None = None,
