@@ -147,6 +147,7 @@ def main(argv: list[str]) -> None:
     from hydra.core.hydra_config import HydraConfig
     from omegaconf import OmegaConf
 
+    from ..dataset import DatasetNotFoundError
     from ..run import format_summary, run_benchmark
 
     check_group_overrides(argv)
@@ -159,6 +160,10 @@ def main(argv: list[str]) -> None:
         config = OmegaConf.to_container(cfg, resolve=True)
         try:
             record = run_benchmark(config, run_dir, setting=OmegaConf.to_container(cfg, resolve=False))
+        except DatasetNotFoundError as exc:
+            # Absent data fails every job of a sweep alike: stop at the first, whatever continue_on_error says.
+            # Hydra records an Exception and launches the next job; SystemExit is not one, so it ends the sweep.
+            raise SystemExit(f"lfabench run: stopped before any other run: {exc}") from exc
         except Exception as exc:
             if not cfg.get("continue_on_error", False):
                 raise

@@ -2,7 +2,8 @@
 
 Writes ``<name>.md`` and ``<name>.csv`` (the tables; ``<name>-paper.csv`` beside the paper's numbers
 where the records cover one of its tables), ``<name>.html`` (the self-contained page) and the
-PNG plots (per table: scores with every seed, and the trade-offs against time and output dimension).
+PNG plots (per table: scores with every seed, and the trade-offs against time and output dimension;
+the paper's curves wherever the records support one: :mod:`lfabench.leaderboard.curves`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ def build_leaderboard(run_paths: Iterable[Path | str], out_dir: Path | str = "le
     ``command``: the command line that made it, stated under every table (default: the equivalent
     ``lfabench leaderboard`` call).
     """
+    from .curves import plot_curves
     from .html import to_html
     from .plot import plot_tables
     from .tradeoff import plot_tradeoffs
@@ -41,6 +43,7 @@ def build_leaderboard(run_paths: Iterable[Path | str], out_dir: Path | str = "le
     for part in (plot_tables(summary, out_dir, name, per_seed=labelled(df)), plot_tradeoffs(summary, out_dir, name)):
         for title, files in part.items():
             plots.setdefault(title, []).extend(files)
+    plots[""] = plot_curves(df, out_dir, name)  # the paper's curves, page-wide
     sections = [s for s in [rank_markdown(summary), paper_markdown(summary)] if s]
     write_text_atomic(paths["markdown"], to_markdown(summary, failed, command=command, extra_sections=sections))
     write_text_atomic(paths["csv"], summary.to_csv(index=False))
