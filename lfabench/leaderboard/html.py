@@ -48,7 +48,7 @@ document.querySelectorAll('table.sortable').forEach(function (table) {
 """
 
 STYLE = ("body{font-family:sans-serif;margin:2em;color:#222}table{border-collapse:collapse;margin-bottom:.5em}"
-         "th,td{padding:4px 10px;border-bottom:1px solid #ddd;text-align:left}td{white-space:nowrap}td.num,th.num{text-align:right}"
+         "th,td{padding:4px 10px;border-bottom:1px solid #ddd;text-align:left}td.num{white-space:nowrap}div.scroll{overflow-x:auto}td.num,th.num{text-align:right}"
          "th{cursor:pointer;background:#f4f4f4;user-select:none}th[aria-sort=ascending]::after{content:' ▲'}"
          "th[aria-sort=descending]::after{content:' ▼'}img{max-width:100%;border:1px solid #eee;margin:.5em 0}"
          "code{background:#f4f4f4;padding:0 3px}.meta{color:#555}pre{background:#f8f8f8;padding:6px;"
@@ -84,7 +84,8 @@ def _table_html(tab: pd.DataFrame, metric: str, anchors: list[str]) -> str:
             cls = " class='num'" if col in numeric else ""
             cells.append(f"<td{cls} data-sort='{html.escape(sort, quote=True)}'>{text}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
-    return (f"<table class='sortable'><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")
+    return (f"<div class='scroll'><table class='sortable'><thead><tr>{head}</tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table></div>")
 
 
 def _runs_html(anchor: str, title: str, paths: list[str], out_dir: Path) -> str:
