@@ -148,3 +148,16 @@ def test_tradeoff_plots_mark_the_pareto_front(tmp_path):
     names = {p.name for p in out["plots"]}
     assert {"leaderboard-tradeoff-time-digits-knn-accuracy.png", "leaderboard-tradeoff-dim-digits-knn-accuracy.png"} \
         <= names
+
+
+def test_memory_is_the_aggregation_stages_not_the_sweep_process_peak(tmp_path):
+    import json
+
+    record(tmp_path / "runs/a", 0, 80.0)
+    path = tmp_path / "runs/a/result.json"
+    data = json.loads(path.read_text())
+    # one process runs a whole sweep: its ru_maxrss peak (1000) carries earlier jobs' memory
+    data.update(peak_rss_mb=1000.0, peak_rss_mb_by_stage={"descriptors": 900.0, "fit": 300.0, "transform": 250.0})
+    path.write_text(json.dumps(data))
+    _, table, _ = board(tmp_path)
+    assert table["peak_rss_mb_max"].tolist() == [300.0]
