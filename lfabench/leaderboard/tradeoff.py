@@ -1,4 +1,5 @@
-"""ann-benchmarks-style trade-off plots: score against cost, one point per method, the Pareto front marked.
+"""ann-benchmarks-style trade-off plots: score against cost, one point per method setting (a colour per
+method), the Pareto front marked and named.
 
 Two costs: aggregation time (fit + transform, seconds, mean over runs) and output dimension. A
 method is on the Pareto front when no other method of the same table is at least as good on both
@@ -46,12 +47,18 @@ def plot_tradeoffs(summary: pd.DataFrame, out_dir: Path, name: str) -> dict[str,
             t, x = tab[ok], cost[ok].to_numpy()
             y = t["mean"].to_numpy()
             front = pareto_front(x, y)
-            fig, ax = plt.subplots(figsize=(7, 4.5))
-            ax.scatter(x[~front], y[~front], color="#999999", zorder=2, label="dominated")
-            ax.scatter(x[front], y[front], color="#c44e52", zorder=3, label="Pareto front")
+            fig, ax = plt.subplots(figsize=(7.5, 4.5))
+            methods = t["aggregator"].map(lambda label: str(label).split("[", 1)[0]).to_numpy()
+            for i, method in enumerate(sorted(set(methods))):  # one colour per method, its settings as points
+                mine = methods == method
+                ax.scatter(x[mine], y[mine], color=plt.get_cmap("tab10")(i % 10), zorder=2, label=method)
+            ax.scatter(x[front], y[front], s=140, facecolors="none", edgecolors="#c44e52", linewidths=1.5,
+                       zorder=3, label="Pareto front")
             order = np.argsort(x[front])
             ax.step(x[front][order], y[front][order], where="post", color="#c44e52", alpha=0.6)
-            for xi, yi, lab, d in zip(x, y, t["aggregator"], t["descriptor"]):
+            # name the front's points (and every point when few): labels of dominated crowds only hide data
+            named = front | (len(x) <= 12)
+            for xi, yi, lab, d in zip(x[named], y[named], t["aggregator"][named], t["descriptor"][named]):
                 ax.annotate(f"{lab} ({d})", (xi, yi), textcoords="offset points", xytext=(4, 4), fontsize=7)
             ax.set_xscale("log")
             ax.set_ylim(*score_range(y, y))
@@ -59,7 +66,7 @@ def plot_tradeoffs(summary: pd.DataFrame, out_dir: Path, name: str) -> dict[str,
             ax.set_ylabel(f"{metric} (mean over seeds)")
             ax.set_title(f"{dataset} — {evaluator}: {metric} vs {cost_name}")
             ax.grid(alpha=0.3)
-            ax.legend(fontsize="small")
+            ax.legend(fontsize="small", loc="center left", bbox_to_anchor=(1.01, 0.5))
             path = save_png(fig, out_dir / f"{slug(name, 'tradeoff', cost_name, dataset, evaluator, metric)}.png")
             plots.setdefault(title, []).append(path)
     return plots
