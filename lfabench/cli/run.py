@@ -91,7 +91,7 @@ def register_primary_config() -> None:
 
 
 def yaml_options(group: str, extra_paths: list[str] = ()) -> set[str]:
-    """Options of a config group that are yaml files.
+    """Options of a config group that are yaml files (nested folders included: ``smoke/bow``).
 
     Looked up in lfabench's ``conf/``, plugin packages' config folders and ``extra_paths``
     (``file://`` or ``pkg://`` search paths given as ``hydra.searchpath=[...]``).
@@ -103,10 +103,19 @@ def yaml_options(group: str, extra_paths: list[str] = ()) -> set[str]:
                 folder = resources.files(path[len("pkg://"):]) / group
             else:
                 folder = Path(path[len("file://"):] if path.startswith("file://") else path) / group
-            options |= {f.name[:-5] for f in folder.iterdir() if f.name.endswith(".yaml")}
+            options |= set(_yaml_names(folder))
         except (ModuleNotFoundError, FileNotFoundError, NotADirectoryError):
             continue
     return options
+
+
+def _yaml_names(folder, prefix: str = ""):
+    """``name`` of every ``name.yaml`` under ``folder``, nested ones as ``sub/name`` (Hydra's option syntax)."""
+    for entry in folder.iterdir():
+        if entry.is_dir():
+            yield from _yaml_names(entry, f"{prefix}{entry.name}/")
+        elif entry.name.endswith(".yaml"):
+            yield prefix + entry.name[:-5]
 
 
 def config_options(group: str, extra_paths: list[str] = ()) -> list[str]:

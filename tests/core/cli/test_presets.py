@@ -133,3 +133,10 @@ def test_a_preset_without_its_data_stops_at_the_first_run(tmp_path):
     assert "lfabench data fetch scene15" in proc.stderr and "lfabench data add scene15" in proc.stderr
     records = find_records([tmp_path / "lfabench_multirun"])
     assert len(records) == 1  # not one failed record per job of the 36-run sweep
+
+
+def test_a_command_line_axis_replaces_the_presets(tmp_path):
+    """``lfabench run -m +experiment=X aggregator=...`` narrows the preset (nested options such as smoke/bow too)."""
+    run_cli(["run", "-m", "+experiment=classification_smoke", "aggregator=smoke/bow"], cwd=tmp_path)
+    recs = [json.loads(p.read_text()) for p in find_records([tmp_path / "lfabench_multirun"])]
+    assert sorted((r["config"]["aggregator"]["name"], r["seed"]) for r in recs) == [("bow", 0), ("bow", 1)]
