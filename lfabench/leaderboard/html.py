@@ -61,7 +61,15 @@ def inline_markdown(text: str) -> str:
 
 
 def _sort_key(value) -> str:
-    return "" if value is None or (isinstance(value, float) and pd.isna(value)) else str(value)
+    missing = value is None or (not isinstance(value, (str, list, tuple, dict)) and pd.isna(value))
+    return "" if missing else str(value)
+
+
+def _shown(value) -> str:
+    """A cell of an extra table: floats to 2 decimals (the sort key keeps the full value), missing as ``—``."""
+    if isinstance(value, float):
+        return "—" if pd.isna(value) else f"{value:.2f}"
+    return _sort_key(value) or "—"
 
 
 def _table_html(tab: pd.DataFrame, metric: str, anchors: list[str]) -> str:
@@ -144,7 +152,7 @@ def to_html(summary: pd.DataFrame, failed: list[dict], out_dir: Path | str = "."
     for title, table in extra_sections:
         head = "".join(f"<th>{html.escape(str(c))}</th>" for c in table.columns)
         rows = "".join("<tr>" + "".join(f"<td data-sort='{html.escape(_sort_key(v), quote=True)}'>"
-                                        f"{html.escape(_sort_key(v) or '—')}</td>" for v in row) + "</tr>"
+                                        f"{html.escape(_shown(v))}</td>" for v in row) + "</tr>"
                        for row in table.itertuples(index=False))
         body += [f"<h2>{html.escape(title)}</h2>",
                  f"<table class='sortable'><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"]

@@ -71,7 +71,8 @@ def paper_table(summary: pd.DataFrame, paper: pd.DataFrame | None = None) -> pd.
                             int(got["n_seeds"]), int(ours_rank[m]), round(float(got["value"]) - r["value"], 2)])
             else:
                 out.append([dataset, descriptor, metric, m, r["value"], None, "not run", 0, None, None])
-    return pd.DataFrame(out, columns=columns)
+    table = pd.DataFrame(out, columns=columns)
+    return table.astype({"paper rank": "Int64", "lfabench rank": "Int64"})  # ranks stay integers beside "not run"
 
 
 def paper_markdown(summary: pd.DataFrame) -> str:
