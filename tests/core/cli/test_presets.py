@@ -114,6 +114,10 @@ def test_smoke_preset_runs_end_to_end(name, tmp_path):
     assert len(records) == len(list(itertools.product(*axes.values())))
     recs = [json.loads(p.read_text()) for p in records]
     assert {r["status"] for r in recs} == {"ok"}
+    if name == "search_smoke":  # the retrieval protocol; unsupervised methods ignore the labelled fraction
+        assert all("mAP" in r["metrics"] for r in recs)
+        assert {r["config"]["aggregator"]["name"]: r["ignored_params"] for r in recs} == {
+            "bow": ["evaluator.labelled_fraction"], "vlad": ["evaluator.labelled_fraction"], "semi_prolfa": []}
     if name == "running_time_smoke":  # timed runs refit everything: nothing taken from the fitted-array cache
         assert not any(e.get("hit") for r in recs for e in r["fit_cache"])
     out = build_leaderboard([tmp_path / "lfabench_multirun"], tmp_path / "lb")
