@@ -118,13 +118,21 @@ class DBoWs(Aggregator):
         v, curve, message = lbfgs(lambda v: dbows_objective(v, X, P, Y, sigma), V0.ravel(), self.max_iter,
                                   "DBoWs L-BFGS")
         self.codebook_ = v.reshape(V0.shape).copy()
+        self.initial_codebook_ = V0
         self.sigma_ = sigma
         self.fit_info_ = {"training_curve": curve, "optimizer": message, "n_training_descriptors": int(X.shape[0]),
                           "sigma": sigma}
 
+    def initial_transform(self, bags: Bags) -> np.ndarray:
+        """[m, K] the unsupervised starting point: the same soft BoW on the initial k-means codebook."""
+        return self._encode(bags, self.initial_codebook_)
+
     def _transform(self, bags: Bags) -> np.ndarray:
+        return self._encode(bags, self.codebook_)
+
+    def _encode(self, bags: Bags, V: np.ndarray) -> np.ndarray:
         X = self.standardizer_.transform(bags.descriptors)
-        U, _ = distance_memberships(X, self.codebook_, self.sigma_, "sqeuclidean")
+        U, _ = distance_memberships(X, V, self.sigma_, "sqeuclidean")
         return np.asarray(bags.pooling_matrix(mean=True, dtype=np.float64) @ U).astype(np.float32)
 
 

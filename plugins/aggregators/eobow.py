@@ -22,7 +22,8 @@ Choices (the paper's where it states them; otherwise said here): one entropy cen
 is optimised; V starts from a seeded k-means codebook, so ``max_iter=0`` is the unsupervised soft
 BoW that EO-BoW refines; m = ``softness`` x the mean distance of a training descriptor to its
 nearest word and g = ``entropy_softness`` x the mean distance of an initial histogram to its nearest
-centre (the paper tunes m and g by hand); L-BFGS (scipy) on the full batch instead of the paper's
+centre (the paper tunes m and g by hand; with a multiplier of 1 the centre memberships are nearly
+uniform and E barely moves on digits, 0.1 lowers it from 1.53 to 1.26 in 40 iterations); L-BFGS (scipy) on the full batch instead of the paper's
 gradient descent with a learning rate; ``descriptors_per_image`` descriptors per training image enter
 the objective; descriptors standardised by one mean and scalar scale. Labels reach descriptors only
 through their image's histogram.
@@ -94,7 +95,7 @@ class EOBoW(Aggregator):
 
     supervised = True
 
-    def __init__(self, n_clusters: int = 256, softness: float = 1.0, entropy_softness: float = 1.0,
+    def __init__(self, n_clusters: int = 256, softness: float = 1.0, entropy_softness: float = 0.1,
                  max_iter: int = 100, descriptors_per_image: int | None = 30,
                  max_training_descriptors: int = 100_000, kmeans_iter: int = 20, random_state=None):
         self.n_clusters = n_clusters
@@ -129,14 +130,22 @@ class EOBoW(Aggregator):
         v, curve, message = lbfgs(lambda v: eobow_objective(v, X, P, Y, centres, m_soft, g), V0.ravel(),
                                   self.max_iter, "EO-BoW L-BFGS")
         self.codebook_ = v.reshape(V0.shape).copy()
+        self.initial_codebook_ = V0
         self.entropy_centres_ = centres
         self.softness_m_, self.softness_g_ = m_soft, g
         self.fit_info_ = {"training_curve": curve, "optimizer": message, "n_training_descriptors": int(X.shape[0]),
                           "m": m_soft, "g": g}
 
+    def initial_transform(self, bags: Bags) -> np.ndarray:
+        """[m, K] the unsupervised starting point: the same soft BoW on the initial k-means codebook."""
+        return self._encode(bags, self.initial_codebook_)
+
     def _transform(self, bags: Bags) -> np.ndarray:
+        return self._encode(bags, self.codebook_)
+
+    def _encode(self, bags: Bags, V: np.ndarray) -> np.ndarray:
         X = self.standardizer_.transform(bags.descriptors)
-        U, _ = distance_memberships(X, self.codebook_, self.softness_m_, "euclidean")
+        U, _ = distance_memberships(X, V, self.softness_m_, "euclidean")
         return np.asarray(bags.pooling_matrix(mean=True, dtype=np.float64) @ U).astype(np.float32)
 
 

@@ -128,6 +128,10 @@ class FVNN(Aggregator):
             outs.append(a)
         return np.hstack(outs)
 
+    def initial_transform(self, bags: Bags) -> np.ndarray:
+        """[m, whiten_components] the unsupervised layers alone: the PCA-whitened improved FV."""
+        return self.whitener_.transform(self.fisher_.transform(bags).astype(np.float64)).astype(np.float32)
+
     def _transform(self, bags: Bags) -> np.ndarray:
         Fw = self.whitener_.transform(self.fisher_.transform(bags).astype(np.float64))
         if self.bagging_ is None:

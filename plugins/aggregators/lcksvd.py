@@ -149,12 +149,20 @@ class LCKSVD2(Aggregator):
         else:
             D = normalize_atoms(D0)
         self.dictionary_ = D
+        self.initial_dictionary_ = normalize_atoms(D0)
         self.atom_classes_ = atom_class
         self.fit_info_ = {"training_curve": curve, "n_training_descriptors": int(Y.shape[0]),
                           "atoms_per_class": counts.tolist()}
 
+    def initial_transform(self, bags: Bags) -> np.ndarray:
+        """[m, K] the starting point: the same coding and pooling on the initial per-class K-SVD dictionary."""
+        return self._encode(bags, self.initial_dictionary_)
+
     def _transform(self, bags: Bags) -> np.ndarray:
-        m, K = bags.n_samples, self.dictionary_.shape[0]
+        return self._encode(bags, self.dictionary_)
+
+    def _encode(self, bags: Bags, dictionary: np.ndarray) -> np.ndarray:
+        m, K = bags.n_samples, dictionary.shape[0]
         out = np.zeros((m, K))
         off, counts = bags.offsets, bags.counts
         start = 0
@@ -164,7 +172,7 @@ class LCKSVD2(Aggregator):
             stop = min(stop, m)
             lo, hi = off[start], off[stop]
             if hi > lo:
-                codes = np.abs(batch_omp(l2_normalize(bags.descriptors[lo:hi].astype(np.float64)), self.dictionary_,
+                codes = np.abs(batch_omp(l2_normalize(bags.descriptors[lo:hi].astype(np.float64)), dictionary,
                                          int(self.sparsity)))
                 full = np.flatnonzero(counts[start:stop] > 0)
                 out[start + full] = np.maximum.reduceat(codes, off[start:stop][full] - lo, axis=0)

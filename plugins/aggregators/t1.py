@@ -9,7 +9,7 @@ and fed to a softmax (multinomial logistic) classifier:
 
     t(x)      = softmax(W x + b)                       W [K, d], b [K]            (per descriptor)
     s(X_i)    = (1/N_i) sum_{x in X_i} t(x)                                     [K] (mean pooling)
-    p(c|X_i)  = softmax_c(A^T s(X_i) + a)               A [K, C], a [C]
+    p(c|X_i)  = softmax_c(K A^T s(X_i) + a)             A [K, C], a [C]
     L(W, b, A, a) = -(1/m) sum_i log p(y_i|X_i) + (lambda/2) ||A||_F^2
 
 Gradients are derived by hand (:mod:`.softbow`, ``check_grad`` in the tests). With
@@ -22,7 +22,9 @@ Choices the paper leaves open (or that this session could not confirm from its t
 parametrisation above (the paper's family also has a residual, VLAD-type member, not implemented);
 L-BFGS (scipy) on the full training batch instead of SGD; ``descriptors_per_image`` descriptors per
 training image (seeded) enter the loss; descriptors are standardised by one global mean and scalar
-scale (:class:`.supervised.Standardizer`) so W and b are O(1); weight decay on A only.
+scale (:class:`.supervised.Standardizer`) so W and b are O(1); the classifier sees ``K s`` (a
+uniform histogram has unit entries) so that A is O(1) too (a reparametrisation of A: without it
+L-BFGS crawls); weight decay on A only.
 Labels reach descriptors only through the image-level loss (multiple-instance style).
 
 Output: ``s(X)`` [K] (non-negative, sums to 1; an empty image gives the zero vector).
@@ -51,13 +53,13 @@ def t1_loss_and_grad(theta: np.ndarray, X: np.ndarray, P, Y: np.ndarray, K: int,
     m, C = Y.shape
     W, b, A, a = unpack(theta, K, d, C)
     U = softmax_rows(X @ W.T + b)                       # [N, K]
-    S = np.asarray(P @ U)                               # [m, K]
+    S = K * np.asarray(P @ U)                           # [m, K], scaled so that A is O(1)
     Pr = softmax_rows(S @ A + a)                        # [m, C]
     loss = -np.sum(Y * np.log(np.maximum(Pr, 1e-300))) / m + 0.5 * reg * np.sum(A * A)
     dL = (Pr - Y) / m                                   # d loss / d logits
     dA = S.T @ dL + reg * A
     da = dL.sum(axis=0)
-    dZ = softmax_backward(U, np.asarray(P.T @ (dL @ A.T)))
+    dZ = softmax_backward(U, K * np.asarray(P.T @ (dL @ A.T)))
     dW = dZ.T @ X
     db = dZ.sum(axis=0)
     return loss, np.concatenate([dW.ravel(), db, dA.ravel(), da])
@@ -129,12 +131,21 @@ class T1(Aggregator):
         self.weights_, self.bias_ = W.copy(), b.copy()
         self.classifier_weights_, self.classifier_bias_ = A.copy(), a.copy()
         self.sigma_ = sigma
+        self.initial_codebook_ = V
         self.fit_info_ = {"training_curve": curve, "optimizer": message, "n_training_descriptors": int(X.shape[0]),
                           "sigma": sigma}
 
+    def initial_transform(self, bags: Bags) -> np.ndarray:
+        """[m, K] the unsupervised starting point: Gaussian soft BoW on the initial k-means codebook."""
+        V = self.initial_codebook_
+        return self._encode(bags, 2.0 * V / self.sigma_, -(V * V).sum(1) / self.sigma_)
+
     def _transform(self, bags: Bags) -> np.ndarray:
+        return self._encode(bags, self.weights_, self.bias_)
+
+    def _encode(self, bags: Bags, W: np.ndarray, b: np.ndarray) -> np.ndarray:
         X = self.standardizer_.transform(bags.descriptors)
-        U = softmax_rows(X @ self.weights_.T + self.bias_)
+        U = softmax_rows(X @ W.T + b)
         return np.asarray(bags.pooling_matrix(mean=True, dtype=np.float64) @ U).astype(np.float32)
 
 

@@ -108,10 +108,10 @@ class UniVCG(Aggregator):
         P = train.pooling_matrix(mean=True, dtype=np.float64)      # [m, n]
         # per-image mean second moments M_i = (1/N_i) sum_j xa_j xa_j^T and means, so that the weighted
         # normal equations of every round are sums over images
-        idx = train.sample_index()
         moments = np.zeros((m, p, p))
-        np.add.at(moments, idx, Xa[:, :, None] * Xa[:, None, :])
-        moments /= np.maximum(train.counts, 1)[:, None, None]
+        for i, (lo, hi) in enumerate(zip(train.offsets[:-1], train.offsets[1:])):   # m small Gram matrices
+            if hi > lo:
+                moments[i] = Xa[lo:hi].T @ Xa[lo:hi] / (hi - lo)
         means = np.asarray(P @ Xa)                                 # [m, p]
         nonempty = (train.counts > 0).astype(np.float64)
         reg = self.ridge * np.eye(p)

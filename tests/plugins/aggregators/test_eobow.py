@@ -50,7 +50,7 @@ def test_eobow_gradient_matches_finite_differences():
 
 def test_eobow_training_lowers_the_entropy():
     bags, y = make_check_bags()
-    e = EOBoW(n_clusters=6, max_iter=20, random_state=0).fit(bags, y)
+    e = EOBoW(n_clusters=6, max_iter=20, entropy_softness=1.0, random_state=0).fit(bags, y)   # 0.1: E is 0 here already
     curve = e.record_info()["training_curve"]
     assert len(curve) > 1 and curve[-1] < curve[0]
     np.testing.assert_allclose(e.transform(bags).sum(1), 1.0, rtol=1e-5)

@@ -50,3 +50,18 @@ def test_t1_rejects_bad_parameters():
         T1(n_clusters=4, softness=0).fit(bags, y)
     with pytest.raises(ValueError, match="supervised"):
         T1(n_clusters=4).fit(bags)
+
+
+@pytest.mark.parametrize("name,params", [("t1", {"n_clusters": 5}), ("eobow", {"n_clusters": 5}),
+                                         ("dbows", {"n_clusters": 5}),
+                                         ("lcksvd2", {"n_atoms": 6, "sparsity": 3, "init_iter": 2})])
+def test_initial_transform_is_the_unoptimised_fit(name, params):
+    """``initial_transform`` of a trained model equals the model fitted with zero training iterations."""
+    from lfabench import get_plugin
+
+    bags, y = make_check_bags()
+    cls = get_plugin("aggregator", name)
+    steps = "n_iter" if name == "lcksvd2" else "max_iter"
+    trained = cls(random_state=0, **params, **{steps: 3}).fit(bags, y)
+    start = cls(random_state=0, **params, **{steps: 0}).fit(bags, y)
+    np.testing.assert_allclose(trained.initial_transform(bags), start.transform(bags), rtol=1e-5, atol=1e-6)
