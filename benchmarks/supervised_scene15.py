@@ -53,7 +53,7 @@ SUPERVISED = {
     "t1": {"max_iter": 50},
     "eobow": {"max_iter": 50},
     "dbows": {"max_iter": 50},
-    "fv_nn": {"hidden_layer_sizes": (512,)},
+    "fv_nn": {},
     "lcksvd2": {"n_atoms": 150, "n_iter": 10, "init_iter": 5, "max_training_descriptors": 15_000},
 }
 PROLFA = {"prolfa": {}}

@@ -17,7 +17,7 @@ Labels enter at the image level only. The aggregated vector is each network's la
 Choices the paper leaves open here, or that differ from its ImageNet-scale setting: the
 representation taken for retrieval/1-NN (last hidden layer, not the class posteriors); sizes scaled
 to the few thousand training images of the benchmark datasets (whitening to 512 dimensions instead
-of 4,096; two hidden layers of 1,024 units); weight decay instead of dropout (``MLPClassifier`` has
+of 4,096; one hidden layer of 512 units, i.e. two fully connected layers); weight decay instead of dropout (``MLPClassifier`` has
 no dropout); FV settings are the ``fv`` plugin's defaults (K = 64 on PCA-64). ``n_estimators=0``
 keeps only the unsupervised layers: the whitened FV that FV+NN refines.
 
@@ -50,7 +50,8 @@ class FVNN(Aggregator):
     Parameters
     ----------
     n_components, pca_components : int
-        GMM size and descriptor PCA dimension of the FV layer (see the ``fv`` plugin).
+        GMM size and descriptor PCA dimension of the FV layer (see the ``fv`` plugin); ``pca_components``
+        is capped at the descriptor dimension.
     whiten_components : int
         PCA-whitening output dimension (capped by the number of training images and the FV size).
     hidden_layer_sizes : tuple of int
@@ -67,7 +68,7 @@ class FVNN(Aggregator):
     supervised = True
 
     def __init__(self, n_components: int = 64, pca_components: int | None = 64, whiten_components: int = 512,
-                 hidden_layer_sizes: tuple = (1024, 1024), alpha: float = 1e-4, n_estimators: int = 4,
+                 hidden_layer_sizes: tuple = (512,), alpha: float = 1e-4, n_estimators: int = 4,
                  max_iter: int = 100, random_state=None):
         self.n_components = n_components
         self.pca_components = pca_components
@@ -92,8 +93,9 @@ class FVNN(Aggregator):
             raise ValueError(f"{name}: hidden_layer_sizes must be a non-empty tuple of positive ints, got "
                              f"{self.hidden_layer_sizes!r}")
         seed = seed_of(self.random_state)
-        self.fisher_ = FisherVector(n_components=self.n_components, pca_components=self.pca_components,
-                                    random_state=seed).fit(bags)
+        # descriptors smaller than pca_components (e.g. 3x3 patches) are kept whole rather than refused
+        pca = None if self.pca_components is None else min(int(self.pca_components), bags.dim)
+        self.fisher_ = FisherVector(n_components=self.n_components, pca_components=pca, random_state=seed).fit(bags)
         F = self.fisher_.transform(bags).astype(np.float64)
         n_white = int(min(self.whiten_components, F.shape[0] - 1, F.shape[1]))
         self.whitener_ = PCA(n_components=n_white, whiten=True, svd_solver="full").fit(F)
