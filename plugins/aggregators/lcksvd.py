@@ -30,6 +30,11 @@ split as evenly as possible over the classes present (earlier classes take the r
 approximate K-SVD atom updates (one power step) instead of a full SVD per atom.
 ``n_iter=0`` gives the initial (per-class K-SVD) dictionary: the plain sparse coding that LC-KSVD2 refines.
 
+Caveat, measured: T = 30 was chosen by the authors for image-level features of a few thousand dimensions.
+On 128-D SIFT it makes codes nearly full reconstructions (30 of K atoms), and max-pooled codes of 90
+descriptors barely differ between images: on Fifteen Scene (K = 150) 1-NN was near chance (8.5 %) at T = 30,
+and on an 800/200-image subset 9.5 % at T = 30 vs 18.5 % at T = 5 (``sparsity`` is the parameter to lower).
+
 Output: [K] (an empty image gives the zero vector). ``fit_info_["training_curve"]``: the stacked
 objective ``||Y_new - D_new X||_F^2 / n`` after each K-SVD iteration.
 """
