@@ -19,7 +19,8 @@ k-means codebook, sigma = ``softness`` x the mean squared distance of a training
 its nearest word, A = 0, a = 0), so ``max_iter=0`` gives the unsupervised soft BoW that T1 refines.
 
 Choices the paper leaves open (or that this session could not confirm from its text): the exact
-parametrisation above (the paper's family also has a residual, VLAD-type member, not implemented);
+parametrisation above (the full text of arXiv 1706.08580 was not reachable from this session; other members
+of the paper's family are not implemented);
 L-BFGS (scipy) on the full training batch instead of SGD; ``descriptors_per_image`` descriptors per
 training image (seeded) enter the loss; descriptors are standardised by one global mean and scalar
 scale (:class:`.supervised.Standardizer`) so W and b are O(1); the classifier sees ``K s`` (a
