@@ -29,6 +29,7 @@ from lfabench.bags import Bags
 
 from . import (
     Problem,
+    SolverOptions,
     center_descriptors,
     distinct_rows,
     expand_rows,
@@ -156,22 +157,17 @@ class ProLFA(Aggregator):
         self.search_every = search_every
         self.random_state = random_state
 
-    def _check_params(self):
+    def _check_params(self) -> SolverOptions:
+        """Validate the model's own parameters and return the solver's options, built once from the rest."""
         name = type(self).__name__
         try:
             parse_normalization(self.normalize)
+            for p in ("lambda1", "lambda2"):
+                if not float(getattr(self, p)) >= 0:
+                    raise ValueError(f"{p} must be >= 0, got {getattr(self, p)}")
+            return SolverOptions.from_params(self.get_params())
         except ValueError as exc:
             raise ValueError(f"{name}: {exc}") from None
-        for p in ("lambda1", "lambda2"):
-            if not float(getattr(self, p)) >= 0:
-                raise ValueError(f"{name}: {p} must be >= 0, got {getattr(self, p)}")
-        if self.max_support is not None and not int(self.max_support) >= 1:
-            raise ValueError(f"{name}: max_support must be >= 1 or None, got {self.max_support}")
-        if not float(self.extrapolate) >= 1:
-            raise ValueError(f"{name}: extrapolate must be >= 1, got {self.extrapolate}")
-        for p in ("mu", "eps", "tol"):
-            if not float(getattr(self, p)) > 0:
-                raise ValueError(f"{name}: {p} must be > 0, got {getattr(self, p)}")
 
     def _responses(self, bags: Bags, y):
         if y is None:
@@ -179,7 +175,7 @@ class ProLFA(Aggregator):
         return check_labels(y, bags.n_samples, allow_unlabelled=self.semi_supervised)
 
     def _fit(self, bags: Bags, y):
-        self._check_params()
+        options = self._check_params()
         Y, labelled = self._responses(bags, y)
         Xn = normalize_descriptors(bags.descriptors, self.normalize)
         centered = parse_normalization(self.normalize)[1]
@@ -194,13 +190,7 @@ class ProLFA(Aggregator):
                              f"{self.normalize!r}); identical descriptors are one prototype candidate")
         Xc = X if reps.size == X.shape[0] else X[reps]
         pb = Problem.build(Xc, Mu, Y[labelled], self.lambda1, self.lambda2)
-        res = fit_prolfa(pb, self.n_prototypes, mu=float(self.mu), eps=float(self.eps), max_iter=int(self.max_iter),
-                         tol=float(self.tol), max_iter_admm=int(self.max_iter_admm), admm_tol=float(self.admm_tol),
-                         max_iter_reweight=int(self.max_iter_reweight), reweight_tol=float(self.reweight_tol),
-                         n_candidates=int(self.n_candidates), step=self.step, random_state=self.random_state,
-                         extrapolate=float(self.extrapolate),
-                         max_support=None if self.max_support is None else int(self.max_support),
-                         search_every=int(self.search_every))
+        res = fit_prolfa(pb, options)
         self.selection_ = res.selection if Xc is X else expand_rows(res.selection, reps, X.shape[0])
         self.projection_ = res.projection
         self.prototypes_ = res.prototypes
