@@ -27,6 +27,7 @@ from lfabench import PluginSpec, hookimpl
 from lfabench.aggregate import Aggregator, check_labels
 from lfabench.bags import Bags
 
+from .featuremap import apply_feature_map, check_feature_map, fit_feature_map
 from . import (
     Problem,
     SolverOptions,
@@ -109,8 +110,23 @@ class ProLFA(Aggregator):
         the training descriptors (``descriptor_mean_``), as stored at fit; an
         empty sample's mean is the zero vector of that centred space. See
         :mod:`lfabench_plugins.aggregators.prolfa.normalize` for why centring matters on SIFT.
+    feature_map : {"linear", "nystroem_rbf", "rff_rbf", "additive_chi2"}
+        The kernel (model option; :mod:`lfabench_plugins.aggregators.prolfa.featuremap`).
+        ``"linear"`` is the paper's model exactly (``K = X^T X``). Otherwise
+        every normalised descriptor is lifted by an explicit map ``phi`` fitted
+        on training descriptors (before centring), and the model is solved on
+        ``phi(X)``: ``xbar_i = mean_phi_i^T phi(X)^T C``. The prototypes are
+        still convex combinations of real descriptors. Why: with the linear
+        kernel ProLFA's output is a linear map of each image's mean
+        descriptor, which bounds its accuracy (docs/prolfa-bound.md).
+    n_components : int
+        Output dimension of ``nystroem_rbf`` / ``rff_rbf`` (unused otherwise).
+    gamma : float
+        RBF kernel width ``exp(-gamma ||x - x'||^2)`` (on l2 descriptors, squared distances lie in [0, 4]).
+    feature_map_fit_size : int
+        Training descriptors (drawn at random) the Nystroem map is fitted on.
     random_state : int, Generator or None
-        Seeds the one-hot start (distinct random descriptors).
+        Seeds the one-hot start (distinct random descriptors) and the feature map's sample.
 
     Attributes
     ----------
@@ -127,7 +143,10 @@ class ProLFA(Aggregator):
     objective_history_ : ndarray
         J at the start (one-hot C, optimal W) then after every outer iteration.
     descriptor_mean_ : ndarray, (d,) or None
-        The training mean subtracted by the ``*_centered`` normalisations (None otherwise).
+        The training mean subtracted by the ``*_centered`` normalisations (None otherwise); in the
+        lifted space (dimension ``D``) when a feature map is used.
+    feature_map_ : fitted scikit-learn transformer or None
+        ``phi`` (None for ``feature_map="linear"``). ``prototypes_`` is then ``(D, n_prototypes)``.
     n_iter_, converged_, fit_info_
     """
 
@@ -137,7 +156,9 @@ class ProLFA(Aggregator):
                  eps: float = 0.1, max_iter: int = 500, tol: float = 1e-4, max_iter_admm: int = 5,
                  admm_tol: float = 1e-4, max_iter_reweight: int = 5, reweight_tol: float = 1e-6,
                  n_candidates: int = 16, extrapolate: float = 8.0, step: str = "backtracking", normalize: str = "l2_centered",
-                 max_support: int | None = 4, search_every: int = 8, random_state=None):
+                 max_support: int | None = 4, search_every: int = 8, feature_map: str = "linear",
+                 n_components: int = 1024, gamma: float = 2.0, feature_map_fit_size: int = 20000,
+                 random_state=None):
         self.n_prototypes = n_prototypes
         self.lambda1 = lambda1
         self.lambda2 = lambda2
@@ -155,6 +176,10 @@ class ProLFA(Aggregator):
         self.normalize = normalize
         self.max_support = max_support
         self.search_every = search_every
+        self.feature_map = feature_map
+        self.n_components = n_components
+        self.gamma = gamma
+        self.feature_map_fit_size = feature_map_fit_size
         self.random_state = random_state
 
     def _check_params(self) -> SolverOptions:
@@ -162,6 +187,7 @@ class ProLFA(Aggregator):
         name = type(self).__name__
         try:
             parse_normalization(self.normalize)
+            check_feature_map(self.feature_map, self.n_components, self.gamma, self.feature_map_fit_size)
             for p in ("lambda1", "lambda2"):
                 if not float(getattr(self, p)) >= 0:
                     raise ValueError(f"{p} must be >= 0, got {getattr(self, p)}")
@@ -178,6 +204,12 @@ class ProLFA(Aggregator):
         options = self._check_params()
         Y, labelled = self._responses(bags, y)
         Xn = normalize_descriptors(bags.descriptors, self.normalize)
+        # the kernel's feature map: fitted on training descriptors only (after the per-descriptor
+        # normalisation, before centring), stored, and applied identically at transform
+        self.feature_map_ = (None if self.feature_map == "linear" else
+                             fit_feature_map(Xn, self.feature_map, self.n_components, self.gamma,
+                                             self.feature_map_fit_size, options.rng()))
+        Xn = apply_feature_map(self.feature_map_, Xn)
         centered = parse_normalization(self.normalize)[1]
         self.descriptor_mean_ = Xn.mean(axis=0, dtype=np.float64) if centered else None
         X, Mu = self._centred_and_pooled(bags, Xn)
@@ -211,7 +243,8 @@ class ProLFA(Aggregator):
         return X, np.asarray(Mu, dtype=np.float64)
 
     def _transform(self, bags: Bags) -> np.ndarray:
-        _, Mu = self._centred_and_pooled(bags, normalize_descriptors(bags.descriptors, self.normalize))
+        Xn = apply_feature_map(self.feature_map_, normalize_descriptors(bags.descriptors, self.normalize))
+        _, Mu = self._centred_and_pooled(bags, Xn)
         out = Mu @ self.prototypes_
         return out if bags.dtype == np.float64 else out.astype(np.float32)
 

@@ -358,3 +358,34 @@ def test_search_every_reuses_rows_between_searches_and_stops_only_after_a_search
     assert every.fit_info_["searched_iterations"] == list(range(1, every.n_iter_ + 1))
     with pytest.raises(ValueError, match="search_every"):
         ProLFA(search_every=0, **params).fit(bags, y)
+
+
+def test_feature_map_lifts_descriptors_and_transform_matches_explicit_formula():
+    """With phi, prototypes are phi(X)^T C (C on the simplex, real descriptors) and the transform is
+    mean_phi(new bag)^T P, with the same fitted phi and training mean."""
+    bags, y = labelled_bags(0)
+    est = ProLFA(n_prototypes=5, feature_map="nystroem_rbf", n_components=16, gamma=0.5, normalize="l2_centered",
+                 random_state=0).fit(bags, y)
+    Phi = est.feature_map_.transform(normalize_descriptors(bags.descriptors, "l2").astype(np.float64))
+    np.testing.assert_allclose(est.descriptor_mean_, Phi.mean(axis=0), rtol=1e-6, atol=1e-8)
+    C = est.selection_.toarray()
+    assert (C >= 0).all()
+    np.testing.assert_allclose(C.sum(axis=0), 1.0, atol=1e-6)
+    np.testing.assert_allclose(est.prototypes_, (Phi - est.descriptor_mean_).T @ C, rtol=1e-5, atol=1e-8)
+    Phi_c = Phi - est.descriptor_mean_
+    means = np.stack([Phi_c[a:b].mean(axis=0) for a, b in zip(bags.offsets[:-1], bags.offsets[1:])])
+    np.testing.assert_allclose(est.transform(bags), means @ est.prototypes_, rtol=1e-5, atol=1e-8)
+    h = est.objective_history_
+    assert np.all(np.diff(h) <= 1e-9 * np.abs(h[:-1]))
+
+
+def test_linear_feature_map_is_the_paper_model_unchanged():
+    bags, y = labelled_bags(1)
+    a = ProLFA(n_prototypes=4, random_state=0).fit(bags, y)
+    b = ProLFA(n_prototypes=4, feature_map="linear", n_components=3, random_state=0).fit(bags, y)
+    assert a.feature_map_ is None
+    np.testing.assert_array_equal(a.objective_history_, b.objective_history_)
+    with pytest.raises(ValueError, match="feature_map"):
+        ProLFA(feature_map="poly").fit(bags, y)
+    with pytest.raises(ValueError, match="non-negative"):
+        ProLFA(n_prototypes=3, feature_map="additive_chi2", normalize="none").fit(bags, y)
