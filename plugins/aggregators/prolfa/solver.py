@@ -239,7 +239,7 @@ def _first_trial_step(pb: Problem, W: np.ndarray, mu: float) -> float:
     (a sparse move), ``lambda_max(T) (sigma_max(W)^2 + 1) ||x_a - x_b||^2`` with the mean squared
     distance ``2 tr(Sc) / N``; backtracking corrects it either way."""
     sq_dist = 2.0 * float(np.trace(pb.Sc)) / max(pb.n_descriptors, 1)
-    t_top = float(np.linalg.eigvalsh(pb.T)[-1])
+    t_top = pb.top_mean_curvature
     return 0.5 / (t_top * (np.linalg.norm(W, 2) ** 2 + 1.0) * sq_dist + mu)
 
 
