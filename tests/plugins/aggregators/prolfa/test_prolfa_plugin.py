@@ -389,3 +389,16 @@ def test_linear_feature_map_is_the_paper_model_unchanged():
         ProLFA(feature_map="poly").fit(bags, y)
     with pytest.raises(ValueError, match="non-negative"):
         ProLFA(n_prototypes=3, feature_map="additive_chi2", normalize="none").fit(bags, y)
+
+
+def test_semi_prolfa_warns_when_every_sample_is_labelled_and_then_equals_prolfa(caplog):
+    bags, y = labelled_bags(2)
+    with caplog.at_level("WARNING", logger="lfabench_plugins.aggregators.prolfa"):
+        semi = SemiProLFA(n_prototypes=4, random_state=0).fit(bags, y)
+    assert "equals ProLFA" in caplog.text and "labelled_fraction" in caplog.text
+    plain = ProLFA(n_prototypes=4, random_state=0).fit(bags, y)
+    np.testing.assert_array_equal(semi.objective_history_, plain.objective_history_)
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="lfabench_plugins.aggregators.prolfa"):
+        SemiProLFA(n_prototypes=4, random_state=0).fit(bags, np.where(np.arange(y.size) % 3 == 0, -1, y))
+    assert "equals ProLFA" not in caplog.text
