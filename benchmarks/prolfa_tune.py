@@ -34,7 +34,7 @@ from lfabench_plugins.aggregators.prolfa import normalize_descriptors, parse_nor
 from lfabench_plugins.evaluators.splits import stratified_split  # noqa: E402
 from lfabench_plugins.aggregators.prolfa.plugin import ProLFA  # noqa: E402
 
-KEYS = ["feature_map", "n_components", "gamma", "normalize", "lambda1", "lambda2", "n_prototypes", "max_support", "seconds", "iterations", "converged",
+KEYS = ["feature_map", "n_components", "gamma", "scale", "normalize", "lambda1", "lambda2", "n_prototypes", "max_support", "seconds", "iterations", "converged",
         "nnz_per_column", "val_acc", "val_acc_l2", "final_objective"]
 
 
@@ -65,6 +65,7 @@ def main():
     ap.add_argument("--feature-map", nargs="*", default=["linear"], help="ProLFA feature_map values (the kernel)")
     ap.add_argument("--n-components", type=int, nargs="*", default=[1024], help="feature-map dimensions D")
     ap.add_argument("--gamma", type=float, nargs="*", default=[2.0], help="RBF gamma values")
+    ap.add_argument("--scale", nargs="*", default=["1.0"], help="ProLFA scale values (floats or auto)")
     ap.add_argument("--max-iter", type=int, default=None, help="ProLFA max_iter (default: the plugin's)")
     ap.add_argument("--no-references", action="store_true", help="skip the mean / random-prototype references")
     ap.add_argument("--out", default="prolfa_tune")
@@ -100,8 +101,11 @@ def main():
         (f, (n if f != "linear" else None), (g if f != "linear" else None))
         for f in args.feature_map for n in args.n_components for g in args.gamma]
     kernels = list(dict.fromkeys(kernels))
-    for (fmap, comps, gamma), norm, l1, l2 in itertools.product(kernels, args.normalize, args.lambda1, args.lambda2):
+    scales = [v if v == "auto" else float(v) for v in args.scale]
+    for (fmap, comps, gamma), scale, norm, l1, l2 in itertools.product(kernels, scales, args.normalize, args.lambda1,
+                                                                       args.lambda2):
         kern = {} if fmap == "linear" else dict(feature_map=fmap, n_components=comps, gamma=gamma)
+        kern["scale"] = scale
         est = ProLFA(n_prototypes=args.dbar, lambda1=l1, lambda2=l2, normalize=norm, random_state=0, **kern,
                      **params)
         t0 = time.perf_counter()
@@ -110,7 +114,7 @@ def main():
             est.fit(fit, y_fit)
         seconds = time.perf_counter() - t0
         F_fit, F_val = est.transform(fit), est.transform(val)
-        row = dict(feature_map=fmap, n_components=comps, gamma=gamma, normalize=norm, lambda1=l1, lambda2=l2, n_prototypes=args.dbar, max_support=est.max_support,
+        row = dict(feature_map=fmap, n_components=comps, gamma=gamma, scale=scale, normalize=norm, lambda1=l1, lambda2=l2, n_prototypes=args.dbar, max_support=est.max_support,
                    seconds=round(seconds, 1), iterations=est.n_iter_, converged=bool(est.converged_),
                    nnz_per_column=round(est.selection_.nnz / args.dbar, 1),
                    val_acc=accuracy(F_fit, y_fit, F_val, y_val),

@@ -140,6 +140,15 @@ class ProLFA(Aggregator):
         RBF kernel width ``exp(-gamma ||x - x'||^2)`` (on l2 descriptors, squared distances lie in [0, 4]).
     feature_map_fit_size : int
         Training descriptors (drawn at random) the Nystroem map is fitted on.
+    scale : float or "auto"
+        Multiplies the (lifted, centred) descriptors by s, at fit and transform (model option; 1 is the
+        paper's model). ``xbar`` scales with s^2 while the one-hot targets do not, so s sets the
+        balance of the forward term ``||xbar W - y||^2`` against the reverse term
+        ``||xbar - y W^T||^2`` (notes, pitfall 3). ``"auto"`` makes ``xbar`` of order 1:
+        ``s = 1 / sqrt(r_mu r_x)`` (RMS norms of the sample means and of the descriptors).
+        Why: centred (lifted) image means are small, so at s = 1 both terms are met by
+        ``W ~ 0`` and J stays at ``||Y||^2`` (measured on Scene-15: J ~ n for every kernel tried),
+        i.e. the fit hardly shapes the prototypes.
     random_state : int, Generator or None
         Seeds the one-hot start (distinct random descriptors) and the feature map's sample.
 
@@ -160,6 +169,8 @@ class ProLFA(Aggregator):
     descriptor_mean_ : ndarray, (d,) or None
         The training mean subtracted by the ``*_centered`` normalisations (None otherwise); in the
         lifted space (dimension ``D``) when a feature map is used.
+    scale_ : float
+        The descriptor scale s used (``scale``, resolved).
     feature_map_ : fitted scikit-learn transformer or None
         ``phi`` (None for ``feature_map="linear"``). ``prototypes_`` is then ``(D, n_prototypes)``.
     n_iter_, converged_, fit_info_
@@ -173,7 +184,7 @@ class ProLFA(Aggregator):
                  n_candidates: int = 16, extrapolate: float = 8.0, step: str = "backtracking", normalize: str = "l2_centered",
                  max_support: int | None = 4, search_every: int = 8, feature_map: str = "linear",
                  n_components: int = 1024, gamma: float = 2.0, feature_map_fit_size: int = 20000,
-                 random_state=None):
+                 scale: float | str = 1.0, random_state=None):
         self.n_prototypes = n_prototypes
         self.lambda1 = lambda1
         self.lambda2 = lambda2
@@ -195,6 +206,7 @@ class ProLFA(Aggregator):
         self.n_components = n_components
         self.gamma = gamma
         self.feature_map_fit_size = feature_map_fit_size
+        self.scale = scale
         self.random_state = random_state
 
     def _check_params(self) -> SolverOptions:
@@ -203,6 +215,8 @@ class ProLFA(Aggregator):
         try:
             parse_normalization(self.normalize)
             check_feature_map(self.feature_map, self.n_components, self.gamma, self.feature_map_fit_size)
+            if not (self.scale == "auto" or (not isinstance(self.scale, str) and float(self.scale) > 0)):
+                raise ValueError(f"scale must be 'auto' or a float > 0, got {self.scale!r}")
             for p in ("lambda1", "lambda2"):
                 if not float(getattr(self, p)) >= 0:
                     raise ValueError(f"{p} must be >= 0, got {getattr(self, p)}")
@@ -232,6 +246,9 @@ class ProLFA(Aggregator):
         centered = parse_normalization(self.normalize)[1]
         self.descriptor_mean_ = Xn.mean(axis=0, dtype=np.float64) if centered else None
         X, Mu = self._centred_and_pooled(bags, Xn)
+        self.scale_ = self._fit_scale(X, Mu)
+        if self.scale_ != 1.0:
+            X, Mu = (X * self.scale_).astype(X.dtype, copy=False), Mu * self.scale_
         Mu = Mu[labelled]
         # identical descriptors are one candidate (lfabench_plugins.aggregators.prolfa.dedup); the means above use them all
         reps, _ = distinct_rows(X)
@@ -254,6 +271,16 @@ class ProLFA(Aggregator):
         self.prototype_indices_ = np.stack([sample, best - bags.offsets[sample]], axis=1)
         return self
 
+    def _fit_scale(self, X: np.ndarray, Mu: np.ndarray) -> float:
+        """The descriptor scale s (``scale``; ``"auto"``: ``1 / sqrt(r_mu r_x)`` with ``r_mu``, ``r_x`` the RMS
+        norms of the sample means and of the descriptors, so that ``xbar = s^2 mu^T X^T c`` is of order 1,
+        the scale of the one-hot targets)."""
+        if self.scale != "auto":
+            return float(self.scale)
+        r_mu = float(np.sqrt(np.mean(np.einsum("ij,ij->i", Mu, Mu))))
+        r_x = float(np.sqrt(np.mean(np.einsum("ij,ij->i", X, X, dtype=np.float64)))) if X.size else 0.0
+        return 1.0 / np.sqrt(r_mu * r_x) if r_mu * r_x > 0 else 1.0
+
     def _centred_and_pooled(self, bags: Bags, Xn: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(X, Mu)``: the normalised descriptors ``Xn`` ``(N, d)`` less ``descriptor_mean_`` (if any), and
         each sample's mean of them, ``(m, d)`` float64 (an empty sample's is zero)."""
@@ -264,7 +291,7 @@ class ProLFA(Aggregator):
     def _transform(self, bags: Bags) -> np.ndarray:
         Xn = apply_feature_map(self.feature_map_, normalize_descriptors(bags.descriptors, self.normalize))
         _, Mu = self._centred_and_pooled(bags, Xn)
-        out = Mu @ self.prototypes_
+        out = (Mu * getattr(self, "scale_", 1.0)) @ self.prototypes_
         return out if bags.dtype == np.float64 else out.astype(np.float32)
 
 

@@ -402,3 +402,21 @@ def test_semi_prolfa_warns_when_every_sample_is_labelled_and_then_equals_prolfa(
     with caplog.at_level("WARNING", logger="lfabench_plugins.aggregators.prolfa"):
         SemiProLFA(n_prototypes=4, random_state=0).fit(bags, np.where(np.arange(y.size) % 3 == 0, -1, y))
     assert "equals ProLFA" not in caplog.text
+
+
+def test_scale_multiplies_descriptors_at_fit_and_transform():
+    """scale = s: prototypes are s X^T C and the transform is (s mu)^T P, so the training transform is
+    the fit's xbar; "auto" sets s = 1 / sqrt(r_mu r_x); s = 1 is the default model."""
+    bags, y = labelled_bags(3)
+    est = ProLFA(n_prototypes=5, normalize="l2_centered", scale="auto", random_state=0).fit(bags, y)
+    X = normalize_descriptors(bags.descriptors, "l2").astype(np.float64) - est.descriptor_mean_
+    Mu = np.stack([X[a:b].mean(axis=0) for a, b in zip(bags.offsets[:-1], bags.offsets[1:])])
+    r_mu, r_x = np.sqrt(np.mean(np.sum(Mu * Mu, axis=1))), np.sqrt(np.mean(np.sum(X * X, axis=1)))
+    np.testing.assert_allclose(est.scale_, 1.0 / np.sqrt(r_mu * r_x), rtol=1e-5)
+    s = est.scale_
+    np.testing.assert_allclose(est.prototypes_, s * X.T @ est.selection_.toarray(), rtol=1e-5, atol=1e-8)
+    np.testing.assert_allclose(est.transform(bags), (s * Mu) @ est.prototypes_, rtol=1e-5, atol=1e-8)
+    one = ProLFA(n_prototypes=5, scale=1.0, random_state=0).fit(bags, y)
+    np.testing.assert_array_equal(one.objective_history_, ProLFA(n_prototypes=5, random_state=0).fit(bags, y).objective_history_)
+    with pytest.raises(ValueError, match="scale"):
+        ProLFA(scale="big").fit(bags, y)
