@@ -8,17 +8,12 @@ Public API (stable):
 * :class:`Aggregator` (:mod:`lfabench.aggregate`) — the estimator API aggregators follow.
 """
 
-from importlib.metadata import PackageNotFoundError, version as _version
 
+from ._version import __version__
 from .aggregate import Aggregator
 from .bags import Bags
 from .hookspecs import hookimpl
 from .plugin import KINDS, PluginSpec
 from .registry import get_plugin, get_registry
-
-try:
-    __version__ = _version("lfabench")
-except PackageNotFoundError:  # running from a source tree that is not installed
-    __version__ = "0+unknown"
 
 __all__ = ["Aggregator", "Bags", "get_plugin", "get_registry", "PluginSpec", "hookimpl", "KINDS", "__version__"]

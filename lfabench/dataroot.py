@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 
 from .dataset import DatasetNotFoundError
+from .storage import write_json_atomic
 
 REGISTRY_FILE = "registry.json"
 
@@ -56,13 +56,7 @@ def register(name: str, path: Path | str) -> Path:
     path = Path(path).expanduser().resolve()
     entries = registered()
     entries[name] = str(path)
-    reg = _registry_path()
-    reg.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".registry.", suffix=".tmp", dir=reg.parent)
-    with os.fdopen(fd, "w") as fh:
-        json.dump(entries, fh, indent=2, sort_keys=True)
-        fh.write("\n")
-    os.replace(tmp, reg)
+    write_json_atomic(_registry_path(), dict(sorted(entries.items())))
     return path
 
 
@@ -72,11 +66,7 @@ def unregister(name: str) -> bool:
     if name not in entries:
         return False
     del entries[name]
-    reg = _registry_path()
-    fd, tmp = tempfile.mkstemp(prefix=".registry.", suffix=".tmp", dir=reg.parent)
-    with os.fdopen(fd, "w") as fh:
-        json.dump(entries, fh, indent=2, sort_keys=True)
-    os.replace(tmp, reg)
+    write_json_atomic(_registry_path(), dict(sorted(entries.items())))
     return True
 
 

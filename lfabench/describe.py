@@ -28,19 +28,19 @@ import inspect
 import os
 import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from sklearn.base import BaseEstimator
 from tqdm.auto import tqdm
 
 from .bags import Bags
 from .dataset import Dataset
-from .storage import ArrayCache, cache_key
+from .storage import ArrayCache, cache_key, resolve_cache, save_npz_atomic
 
-#: ``describe(..., cache=None)`` uses the cache unless this variable is set to 0/false/no/off.
+#: Set to 0/false/no/off to turn off descriptor caching everywhere (whatever ``describe``'s ``cache`` says).
 NO_CACHE_ENV = "LFABENCH_DESCRIPTOR_CACHE"
 
 
@@ -75,25 +75,17 @@ def _source_digest(obj) -> str:
         h.update(type(obj).__module__.encode())
     return h.hexdigest()[:16]
 
-
-def _save_npz_atomic(path: Path, arrays: dict[str, np.ndarray]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, **arrays)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+def _caching_enabled() -> bool:
+    return os.environ.get(NO_CACHE_ENV, "1").lower() not in ("0", "false", "no", "off")
 
 
-class Descriptor:
+class Descriptor(BaseEstimator):
     """Base class for descriptor extractors.
 
     Subclasses implement :meth:`extract` for one image; :meth:`describe` runs it over a
-    dataset and returns one :class:`Bags`. Hyper-parameters are ``__init__`` arguments.
-    ``params()`` returns them (recorded in run records and cache keys).
+    dataset and returns one :class:`Bags`. Hyper-parameters are ``__init__`` arguments stored
+    under the same names, so scikit-learn's ``get_params``/``set_params`` (the one parameter
+    convention of every plugin kind) return them; they are recorded in run records and cache keys.
     """
 
     #: Keypoint columns produced by :meth:`extract` (see ``lfabench.bags.KEYPOINT_FIELDS``).
@@ -107,9 +99,6 @@ class Descriptor:
     #: False when caching would only copy files that are already arrays on disk.
     cacheable: bool = True
 
-    def params(self) -> dict:
-        return {k: v for k, v in vars(self).items() if not k.startswith("_")}
-
     def extract(self, image: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Local descriptors of one image: ``(descriptors (n, d), keypoints (n, k))``."""
         raise NotImplementedError
@@ -121,7 +110,7 @@ class Descriptor:
     # ------------------------------------------------------------------ record
     def record_info(self) -> dict[str, Any]:
         """What the run record stores about this extractor and its last :meth:`describe`."""
-        return {"extractor": f"{type(self).__module__}.{type(self).__qualname__}", "params": self.params(),
+        return {"extractor": f"{type(self).__module__}.{type(self).__qualname__}", "params": self.get_params(),
                 "keypoint_fields": list(self.keypoint_fields), "selection_rule": self.selection_rule,
                 "extraction": dict(getattr(self, "_extraction", {}) or {})}
 
@@ -129,7 +118,7 @@ class Descriptor:
         """What identifies this extraction (lfabench's version is added by :func:`cache_key`)."""
         return {"dataset": dataset.fingerprint(), "dataset_name": dataset.name,
                 "extractor": f"{type(self).__module__}.{type(self).__qualname__}",
-                "params": self.params(), "code": _source_digest(self)}
+                "params": self.get_params(), "code": _source_digest(self)}
 
     # ----------------------------------------------------------------- extract
     def _extract_checked(self, dataset: Dataset, i: int) -> tuple[np.ndarray, np.ndarray]:
@@ -157,15 +146,16 @@ class Descriptor:
                 "counts": np.array([d.shape[0] for d in descs], dtype=np.int64)}
 
     def describe(self, dataset: Dataset, progress: bool = True, n_jobs: int | None = None,
-                 cache: bool | str | Path | ArrayCache | None = None) -> Bags:
+                 cache: bool | str | Path | ArrayCache | None = True) -> Bags:
         """Local descriptors of every sample of ``dataset``, as one :class:`Bags` (ids = sample ids).
 
         Parameters
         ----------
         progress : show a tqdm bar (datasets of 200 samples or more).
         n_jobs : worker processes (default :func:`default_n_jobs`); 1 runs in this process.
-        cache : ``None`` (default: the array cache unless ``$LFABENCH_DESCRIPTOR_CACHE=0``),
-            ``False`` (no cache), ``True``, a folder, or an :class:`ArrayCache`.
+        cache : ``True`` (default: the array cache), ``False``/``None`` (no cache), a folder, or an
+            :class:`ArrayCache` (:func:`lfabench.storage.resolve_cache`); ``$LFABENCH_DESCRIPTOR_CACHE=0``
+            turns caching off whatever this says.
         """
         if self.needs_images and dataset.images is None:
             raise TypeError(f"descriptor {type(self).__name__} needs images, but dataset {dataset.name!r} ships "
@@ -175,7 +165,7 @@ class Descriptor:
         if m == 0:
             raise ValueError(f"dataset {dataset.name!r} has no samples to describe")
         n_jobs = default_n_jobs() if n_jobs is None else max(1, int(n_jobs))
-        store = self._store(cache) if self.cacheable else None
+        store = resolve_cache(cache) if self.cacheable and _caching_enabled() else None
         chunks = [(s, min(s + self.chunk_size, m)) for s in range(0, m, self.chunk_size)]
         info: dict[str, Any] = {"n_samples": m, "n_chunks": len(chunks), "chunk_size": self.chunk_size}
         if store is None:
@@ -200,18 +190,6 @@ class Descriptor:
         return bags
 
     # --------------------------------------------------------------- internals
-    @staticmethod
-    def _store(cache) -> ArrayCache | None:
-        if cache is False:
-            return None
-        if cache is None or cache is True:
-            if cache is None and os.environ.get(NO_CACHE_ENV, "1").lower() in ("0", "false", "no", "off"):
-                return None
-            return ArrayCache()
-        if isinstance(cache, ArrayCache):
-            return cache
-        return ArrayCache(cache)
-
     def _assemble(self, parts: list[dict[str, np.ndarray]], dataset: Dataset) -> Bags:
         arrays = self._concat(parts)
         return Bags(arrays["descriptors"], arrays["offsets"], keypoints=arrays["keypoints"], ids=dataset.sample_ids,
@@ -264,7 +242,7 @@ class Descriptor:
         todo = [j for j, p in enumerate(names) if not p.exists()]
 
         def save(local_j: int, arrays: dict[str, np.ndarray]) -> None:
-            _save_npz_atomic(names[todo[local_j]], arrays)
+            save_npz_atomic(names[todo[local_j]], arrays)
 
         if todo:
             self._compute(dataset, [chunks[j] for j in todo], n_jobs, progress, save)
@@ -280,7 +258,7 @@ class Descriptor:
                 return done, len(todo)
         arrays = self._concat(parts)
         store.save(key, arrays, meta={"kind": "descriptors", "dataset": dataset.name, "n_samples": dataset.n_samples,
-                                      "extractor": type(self).__name__, "params": self.params(),
+                                      "extractor": type(self).__name__, "params": self.get_params(),
                                       "selection_rule": self.selection_rule,
                                       "keypoint_fields": list(self.keypoint_fields),
                                       "parts": self.cache_parts(dataset)})

@@ -1,6 +1,7 @@
 """Downloading datasets from their official sources (pooch), extracting archives safely, verifying copies.
 
-Checksums are the ones published by well-known loaders (torchvision's VOC loader for the VOC 2007
+Each dataset plugin declares its own downloads (``PluginSpec(..., sources=[Resource(...)], manual=...)``);
+this module only fetches, extracts and verifies what it is given. Checksums are the ones published by well-known loaders (torchvision's VOC loader for the VOC 2007
 tars; the CUB-200-2011 loaders of torchvision-based projects for ``CUB_200_2011.tgz``) or measured
 on a real copy (``gnd_oxford5k.pkl``, md5 recorded in ``shared/data/README.md``). Where no checksum
 is published (Oxford images and ground-truth tars, the Holidays tars) pooch downloads without one and
@@ -29,45 +30,13 @@ from .dataroot import data_root
 
 @dataclass(frozen=True)
 class Resource:
+    """One file a dataset plugin downloads (declared in its ``PluginSpec(sources=[...])``)."""
+
     url: str
     filename: str
     known_hash: str | None  # "md5:..." / "sha256:..." or None where nothing is published
     extract_to: str | None  # folder (relative to the dataset folder) to extract into; None: keep the file there
     hash_source: str = ""
-
-
-SOURCES: dict[str, list[Resource]] = {
-    "oxford5k": [
-        Resource("https://www.robots.ox.ac.uk/~vgg/data/oxbuildings/oxbuild_images-v1.tgz", "oxbuild_images-v1.tgz",
-                 None, "oxbuild_images"),
-        Resource("https://www.robots.ox.ac.uk/~vgg/data/oxbuildings/gt_files_170407.tgz", "gt_files_170407.tgz",
-                 None, "gt_files_170407"),
-        Resource("http://cmp.felk.cvut.cz/cnnimageretrieval/data/test/oxford5k/gnd_oxford5k.pkl", "gnd_oxford5k.pkl",
-                 "md5:5b20f4b818702cfba1dd73da1b713634", None, "md5 of the real copy in shared/data (README)"),
-    ],
-    "holidays": [
-        Resource("ftp://ftp.inrialpes.fr/pub/lear/douze/data/jpg1.tar.gz", "jpg1.tar.gz", None, "."),
-        Resource("ftp://ftp.inrialpes.fr/pub/lear/douze/data/jpg2.tar.gz", "jpg2.tar.gz", None, "."),
-    ],
-    "voc2007": [
-        Resource("http://host.robots.ox.ac.uk/pascal/VOC/voc2007/VOCtrainval_06-Nov-2007.tar",
-                 "VOCtrainval_06-Nov-2007.tar", "md5:c52e279531787c972589f7e41ab4ae64", ".",
-                 "torchvision.datasets.VOCDetection"),
-        Resource("http://host.robots.ox.ac.uk/pascal/VOC/voc2007/VOCtest_06-Nov-2007.tar",
-                 "VOCtest_06-Nov-2007.tar", "md5:b6e924de25625d8de591ea690078ad9f", ".",
-                 "torchvision.datasets.VOCDetection"),
-    ],
-    "cub200": [
-        Resource("https://data.caltech.edu/records/65de6-vp158/files/CUB_200_2011.tgz", "CUB_200_2011.tgz",
-                 "md5:97eceeb196236b17998738112f37df78", ".", "published CUB-200-2011 loaders (tgz_md5)"),
-    ],
-    "scene15": [],
-}
-
-MANUAL = {
-    "scene15": "no official Fifteen Scene archive is online any more; get a copy (Lazebnik et al. 2006, "
-               "15 class folders) and run `lfabench data add scene15 PATH`",
-}
 
 
 class FetchError(RuntimeError):
@@ -126,17 +95,19 @@ def safe_extract(archive: Path | str, target: Path | str) -> list[str]:
         return [m.name for m in members]
 
 
-def fetch(name: str, dest: Path | str | None = None, timeout: float = 15.0, progress: bool = True) -> Path:
-    """Download and extract dataset ``name`` into ``dest`` (default ``<data root>/<name>``); returns it."""
+def fetch(name: str, sources: list[Resource], manual: str = "", dest: Path | str | None = None,
+          timeout: float = 15.0, progress: bool = True) -> Path:
+    """Download ``sources`` of dataset ``name`` and extract them into ``dest`` (default ``<data root>/<name>``).
+
+    Returns the dataset folder. No sources: a :class:`FetchError` with ``manual`` (how to get it by hand).
+    """
     import pooch
 
-    if name not in SOURCES:
-        raise KeyError(f"no download source for dataset {name!r}; known: {', '.join(sorted(SOURCES))}")
     target = Path(dest) if dest is not None else dataset_dir(name)
-    if not SOURCES[name]:
-        raise FetchError(f"dataset {name!r} cannot be fetched: {MANUAL.get(name, 'no official source known')}")
+    if not sources:
+        raise FetchError(f"dataset {name!r} cannot be fetched: {manual or 'its plugin declares no download source'}")
     downloads = target / ".downloads"
-    for res in SOURCES[name]:
+    for res in sources:
         if res.url.startswith("ftp://"):
             downloader = pooch.FTPDownloader(timeout=timeout, progressbar=progress)
         else:
@@ -167,10 +138,10 @@ def file_hash(path: Path, algorithm: str) -> str:
     return h.hexdigest()
 
 
-def verify_checksums(name: str, root: Path) -> list[tuple[str, str]]:
-    """``(file, status)`` for every source file of ``name`` present under ``root`` (or its ``.downloads``)."""
+def verify_checksums(sources: list[Resource], root: Path) -> list[tuple[str, str]]:
+    """``(file, status)`` for every file of ``sources`` present under ``root`` (or its ``.downloads``)."""
     out = []
-    for res in SOURCES.get(name, []):
+    for res in sources:
         for cand in (root / ".downloads" / res.filename, root / res.filename):
             if cand.is_file():
                 if res.known_hash is None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from sklearn.base import BaseEstimator
 
 from .dataset import Dataset
 
@@ -27,14 +28,15 @@ class Split:
     info: dict = field(default_factory=dict)
 
 
-class Evaluator:
-    """Base class for evaluation protocols. Hyper-parameters are ``__init__`` arguments."""
+class Evaluator(BaseEstimator):
+    """Base class for evaluation protocols.
+
+    Hyper-parameters are ``__init__`` arguments stored under the same names (scikit-learn's
+    ``get_params``/``set_params``, the parameter convention of every plugin kind).
+    """
 
     #: The dataset task this protocol scores.
     task: str = "classification"
-
-    def params(self) -> dict:
-        return {k: v for k, v in vars(self).items() if not k.startswith("_")}
 
     def check_dataset(self, dataset: Dataset) -> None:
         if dataset.task != self.task:

@@ -42,6 +42,11 @@ class PluginSpec:
         The default config. When omitted, the keyword defaults of ``factory``.
     kind : str
         Filled in by the registry from the hook that returned the spec.
+    sources : list, optional
+        Datasets only: the downloads ``lfabench data fetch NAME`` takes
+        (:class:`lfabench.download.Resource`: URL, file name, checksum, where to extract).
+    manual : str, optional
+        Datasets only: how to get the data by hand when it cannot be downloaded.
     """
 
     name: str
@@ -49,6 +54,8 @@ class PluginSpec:
     description: str
     defaults: dict[str, Any] | None = None
     kind: str = ""
+    sources: list = field(default_factory=list, compare=False)
+    manual: str = field(default="", compare=False)
     # Filled in by the registry: where the plugin comes from.
     distribution: str = field(default="", compare=False)
     version: str = field(default="", compare=False)

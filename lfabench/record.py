@@ -1,28 +1,8 @@
 """Run records: ``result.json``, written atomically for every run, successful or not.
 
-Schema (``schema_version`` 1)::
-
-    {
-      "schema_version": 1,
-      "status": "ok" | "failed",
-      "error": null | {"type": str, "message": str, "stage": str, "traceback": str},
-      "plugins": {kind: {"name", "version", "distribution"}},
-      "config": {... resolved Hydra config of the run ...},
-      "setting": {kind: {"name", "params"}},  # the config before interpolation, seed-free
-
-      "seed": int,
-      "metrics": {name: float},
-      "timings_s": {"descriptors", "fit", "transform", "evaluate", "total"},
-      "peak_rss_mb": float,         # peak resident memory of the process (ru_maxrss, MiB)
-      "peak_rss_mb_by_stage": {stage: float},
-      "fit_cache": [{"entry", "hit"}],  # fitted arrays the fit took from / stored in the cache  # peak RSS sampled every 20 ms during each stage
-      "dataset": {"name", "task", "n_samples", "fingerprint", ...},
-      "split": {...},               # protocol's split information
-      "started_at", "finished_at": ISO-8601 UTC,
-      "lfabench_version": str, "git_revision": str | null,
-      "host": {"python", "platform", "cpu_count"},
-      "run_dir": str
-    }
+The schema is :class:`RunRecord` below, as code: :class:`RunRecorder` writes it, :func:`read_record`
+checks it, and the leaderboard reads it. A field added to a record is added there first (and the
+test of the schema fails until it is).
 """
 
 from __future__ import annotations
@@ -34,18 +14,107 @@ import platform
 import resource
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import traceback
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 import numpy as np
 
+from ._version import __version__
+from .plugin import KINDS
+from .storage import write_json_atomic
+
 SCHEMA_VERSION = 1
 RESULT_FILE = "result.json"
+
+
+class RecordError(TypedDict):
+    """Why a run failed."""
+
+    type: str           # the exception's class name
+    message: str
+    stage: str          # setup, dataset, descriptors, split, fit, transform or evaluate
+    traceback: str
+
+
+class PluginOrigin(TypedDict):
+    """Which plugin ran, and where it came from."""
+
+    name: str
+    version: str
+    distribution: str
+    module: str
+
+
+class RunRecord(TypedDict, total=False):
+    """One run's ``result.json`` (``schema_version`` 1). Times in seconds, memory in MiB, dates ISO-8601 UTC."""
+
+    schema_version: int
+    status: Literal["running", "ok", "failed"]
+    error: RecordError | None
+    plugins: dict[str, PluginOrigin]         # kind -> origin
+    config: dict[str, Any]                   # the resolved config (Hydra), seeds included
+    setting: dict[str, Any]                  # kind -> {name, params} before interpolation: seed-free
+    seed: int
+    metrics: dict[str, float]
+    timings_s: dict[str, float]              # per stage, and "total"
+    peak_rss_mb: float | None                # peak resident memory of the process
+    peak_rss_mb_by_stage: dict[str, float]   # sampled every 20 ms during each stage
+    dataset: dict[str, Any] | None           # name, task, n_samples, fingerprint, ...
+    descriptors: dict[str, Any]              # n_descriptors, dim, empty_samples, extractor, cap rule, cache
+    split: dict[str, Any] | None             # the protocol's split (and per-query results)
+    fit_cache: list[dict[str, Any]]          # fitted arrays taken from / stored in the cache: {entry, hit}
+    fit_info: dict[str, Any]                 # Aggregator.record_info(): e.g. training_curve
+    output_dim: int
+    started_at: str
+    finished_at: str | None
+    lfabench_version: str
+    git_revision: str | None
+    host: dict[str, Any]                     # python, platform, cpu_count
+    run_dir: str
+
+
+#: Fields every readable record has.
+REQUIRED_FIELDS = ("schema_version", "status", "config", "seed", "metrics", "timings_s")
+_FIELD_TYPES = {"schema_version": int, "status": str, "error": (dict, type(None)), "plugins": dict, "config": dict,
+                "setting": dict, "seed": int, "metrics": dict, "timings_s": dict, "peak_rss_mb": (float, int, type(None)),
+                "peak_rss_mb_by_stage": dict, "dataset": (dict, type(None)), "descriptors": dict,
+                "split": (dict, type(None)), "fit_cache": list, "fit_info": dict, "output_dim": int, "started_at": str,
+                "finished_at": (str, type(None)), "lfabench_version": str, "git_revision": (str, type(None)),
+                "host": dict, "run_dir": str}
+assert set(_FIELD_TYPES) == set(RunRecord.__annotations__), "every RunRecord field needs its type check"
+
+
+def plugin_setting(config: dict[str, Any]) -> dict[str, Any]:
+    """The plugin part of a config, ``{kind: {name, params}}`` for the four kinds: what a record's ``setting`` holds.
+
+    Given the config before interpolation (``random_state: ${seed}`` literal), runs that share it
+    differ only by their seed, so the leaderboard pools them.
+    """
+    return {k: v for k, v in config.items() if k in KINDS}
+
+
+def check_record(data: Any, source: str = "record") -> RunRecord:
+    """``data`` if it is a :class:`RunRecord` this lfabench reads; else a ValueError naming ``source`` and the field."""
+    if not isinstance(data, dict) or "schema_version" not in data:
+        raise ValueError(f"{source}: not an lfabench run record (no schema_version)")
+    if not isinstance(data["schema_version"], int) or data["schema_version"] > SCHEMA_VERSION:
+        raise ValueError(f"{source}: record schema {data['schema_version']!r} is newer than this lfabench "
+                         f"understands ({SCHEMA_VERSION}); upgrade lfabench")
+    for field in REQUIRED_FIELDS:
+        if field not in data:
+            raise ValueError(f"{source}: run record has no {field!r} field")
+    for field, value in data.items():
+        expected = _FIELD_TYPES.get(field)
+        if expected is not None and (not isinstance(value, expected) or (expected is int and isinstance(value, bool))):
+            raise ValueError(f"{source}: run record field {field!r} is a {type(value).__name__}, "
+                             f"not what the schema says ({RunRecord.__annotations__[field]})")
+    if data["status"] not in ("running", "ok", "failed"):
+        raise ValueError(f"{source}: run record status {data['status']!r} is not running, ok or failed")
+    return data
 
 
 def _jsonable(obj):
@@ -64,24 +133,6 @@ def _jsonable(obj):
     if obj is None or isinstance(obj, (str, int, float, bool)):
         return obj
     return repr(obj)
-
-
-def write_json_atomic(path: Path, payload: dict[str, Any]) -> None:
-    """Write ``payload`` to ``path`` through a temporary file and ``os.replace`` (never a half-written file)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as fh:
-            json.dump(_jsonable(payload), fh, indent=2, sort_keys=False)
-            fh.write("\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def peak_rss_mb() -> float:
@@ -150,17 +201,15 @@ class RunRecorder:
     >>> rec = RunRecorder(run_dir, config, seed)
     >>> with rec.stage("fit"):
     ...     agg.fit(bags, y)
-    >>> rec.finish_ok(metrics)          # or rec.finish_failed(exc), done by ``rec.guard()``
+    >>> rec.finish_ok(metrics)          # or rec.finish_failed(exc) when a stage raised
     """
 
     def __init__(self, run_dir: Path, config: dict, seed: int):
-        from . import __version__
-
         self.run_dir = Path(run_dir)
         self.path = self.run_dir / RESULT_FILE
         self._t0 = time.perf_counter()
         self.current_stage = "setup"
-        self.data: dict[str, Any] = {
+        self.data: RunRecord = {
             "schema_version": SCHEMA_VERSION, "status": "running", "error": None, "plugins": {},
             "config": config, "seed": seed, "metrics": {}, "timings_s": {}, "peak_rss_mb": None,
             "peak_rss_mb_by_stage": {},
@@ -197,7 +246,7 @@ class RunRecorder:
         self.data["timings_s"]["total"] = round(time.perf_counter() - self._t0, 6)
         self.data["peak_rss_mb"] = round(peak_rss_mb(), 1)
         self.data["finished_at"] = now_iso()
-        write_json_atomic(self.path, self.data)
+        write_json_atomic(self.path, _jsonable(self.data))
 
     def finish_ok(self, metrics: dict[str, float]) -> None:
         self.data["metrics"] = {k: float(v) for k, v in metrics.items()}
@@ -209,17 +258,12 @@ class RunRecorder:
         self._close("failed")
 
 
-def read_record(path: Path) -> dict[str, Any]:
-    """Load one ``result.json``; a malformed file is a ValueError naming it."""
+def read_record(path: Path) -> RunRecord:
+    """Load one ``result.json`` and check it against :class:`RunRecord`; a malformed file is a ValueError naming it."""
     path = Path(path)
     try:
         with open(path) as fh:
             data = json.load(fh)
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path}: not a valid run record ({exc})") from exc
-    if not isinstance(data, dict) or "schema_version" not in data:
-        raise ValueError(f"{path}: not an lfabench run record (no schema_version)")
-    if data["schema_version"] > SCHEMA_VERSION:
-        raise ValueError(f"{path}: record schema {data['schema_version']} is newer than this lfabench "
-                         f"understands ({SCHEMA_VERSION}); upgrade lfabench")
-    return data
+    return check_record(data, str(path))

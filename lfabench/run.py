@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .plugin import KINDS
-from .record import RunRecorder
+from .record import RunRecorder, plugin_setting
 from .registry import get_registry
 from .storage import drain_cache_events
 
@@ -39,7 +39,7 @@ def run_benchmark(cfg: dict[str, Any], run_dir: Path | str, setting: dict[str, A
     """
     seed = int(cfg.get("seed", 0))
     rec = RunRecorder(Path(run_dir), cfg, seed)
-    rec.data["setting"] = {k: v for k, v in (setting or cfg).items() if k in KINDS}
+    rec.data["setting"] = plugin_setting(setting or cfg)
     try:
         registry = get_registry()
         specs = {kind: registry.get_spec(kind, (cfg.get(kind) or {}).get("name", "")) for kind in KINDS}
@@ -50,7 +50,7 @@ def run_benchmark(cfg: dict[str, Any], run_dir: Path | str, setting: dict[str, A
             rec.data["dataset"] = dataset.summary()
         with rec.stage("descriptors"):
             descriptor = specs["descriptor"].factory(**_params(cfg, "descriptor"))
-            bags = descriptor.describe(dataset)
+            bags = descriptor.describe(dataset, cache=bool(cfg.get("cache", True)))
             rec.data["descriptors"] = {"n_descriptors": bags.n_descriptors, "dim": bags.dim,
                                        "empty_samples": int(bags.empty_samples().size)}
             if callable(getattr(descriptor, "record_info", None)):  # cap rule, cache hit/miss (additive)

@@ -1,6 +1,11 @@
 """Storage: the one atomic file writer, the array cache, and the fitted-array cache (no pickle anywhere).
 
-Every entry lives under a name derived from exactly the configuration that
+Every file lfabench writes (run records, cache entries, descriptor chunks, the data registry,
+leaderboards, plots) goes through :func:`atomic_write`: a temporary file in the target folder,
+flushed and fsynced, then renamed over the target, so a reader never sees a half-written file and a
+crash leaves either the old file or the new one.
+
+Every cache entry lives under a name derived from exactly the configuration that
 produced it (hloc style): ``<kind>-<readable tag>-<sha256 of the parts>``, where
 the parts always include lfabench's version. A rerun with the same parts reuses
 the entry; any change of parts gives a new name, so nothing stale is reused.
@@ -22,12 +27,58 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from ._version import __version__
+
+
+@contextmanager
+def atomic_write(path: Path | str, mode: str = "w") -> Iterator[Any]:
+    """Open a temporary file beside ``path`` for writing; on success fsync it and rename it over ``path``.
+
+    ``mode`` is ``"w"`` (text, UTF-8) or ``"wb"``. On any exception the temporary file is removed
+    and ``path`` is left as it was.
+    """
+    if mode not in ("w", "wb"):
+        raise ValueError(f"atomic_write: mode must be 'w' or 'wb', got {mode!r}")
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, mode, **({"encoding": "utf-8"} if mode == "w" else {})) as fh:
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def write_text_atomic(path: Path | str, text: str) -> None:
+    """Write ``text`` to ``path`` atomically (see :func:`atomic_write`)."""
+    with atomic_write(path) as fh:
+        fh.write(text)
+
+
+def write_json_atomic(path: Path | str, payload: Any) -> None:
+    """Write ``payload`` as indented JSON to ``path`` atomically (see :func:`atomic_write`)."""
+    with atomic_write(path) as fh:
+        json.dump(payload, fh, indent=2, default=str)
+        fh.write("\n")
+
+
+def save_npz_atomic(path: Path | str, arrays: dict[str, np.ndarray]) -> None:
+    """Write ``arrays`` to ``path`` as an uncompressed ``.npz`` atomically (see :func:`atomic_write`)."""
+    with atomic_write(path, "wb") as fh:
+        np.savez(fh, **arrays)
 
 
 def cache_root() -> Path:
@@ -44,8 +95,6 @@ def _canonical(parts: dict[str, Any]) -> str:
 
 def cache_key(kind: str, tag: str, parts: dict[str, Any]) -> str:
     """``<kind>-<tag>-<hash>``: ``tag`` is for humans, ``parts`` (plus lfabench's version) decide identity."""
-    from . import __version__
-
     full = dict(parts, lfabench_version=__version__)
     digest = hashlib.sha256(_canonical(full).encode()).hexdigest()[:16]
     safe_tag = re.sub(r"[^A-Za-z0-9_.=+-]+", "_", tag)[:80]
@@ -85,23 +134,11 @@ class ArrayCache:
 
     def save(self, name: str, arrays: dict[str, np.ndarray], meta: dict[str, Any] | None = None) -> None:
         """Store ``arrays`` atomically under ``name`` (the ``.json`` marks completion, written last)."""
-        self.root.mkdir(parents=True, exist_ok=True)
         npz, meta_path = self._paths(name)
-        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".npz.tmp", dir=self.root)
-        os.close(fd)
-        try:
-            with open(tmp, "wb") as fh:
-                np.savez(fh, **arrays)
-            os.replace(tmp, npz)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+        save_npz_atomic(npz, arrays)
         info = {"name": name, "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
                 "arrays": {k: [list(v.shape), str(v.dtype)] for k, v in arrays.items()}, **(meta or {})}
-        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".json.tmp", dir=self.root)
-        with os.fdopen(fd, "w") as fh:
-            json.dump(info, fh, indent=2, default=str)
-        os.replace(tmp, meta_path)
+        write_json_atomic(meta_path, info)  # written last: marks the entry complete
 
     def entries(self) -> list[CacheEntry]:
         """Complete entries, sorted by name; a folder entry (e.g. resumable chunks) counts its files."""
@@ -162,7 +199,12 @@ def array_fingerprint(*arrays: np.ndarray) -> str:
 
 
 def resolve_cache(cache) -> ArrayCache | None:
-    """``False``/``None`` -> None; ``True`` -> the default root; a str/Path -> that folder."""
+    """The one reading of a ``cache`` argument, for every plugin kind.
+
+    ``False``/``None`` -> no cache; ``True`` -> the default root (:func:`cache_root`); a str/Path ->
+    that folder; an :class:`ArrayCache` -> itself. Aggregators default to ``False`` (library use has
+    no side effects); ``Descriptor.describe`` defaults to ``True``.
+    """
     if cache is None or cache is False:
         return None
     if cache is True:
@@ -171,7 +213,7 @@ def resolve_cache(cache) -> ArrayCache | None:
         return ArrayCache(cache)
     if isinstance(cache, ArrayCache):
         return cache
-    raise TypeError(f"cache must be a bool, a folder path or None, got {type(cache).__name__}")
+    raise TypeError(f"cache must be a bool, a folder path, an ArrayCache or None, got {type(cache).__name__}")
 
 
 def cached_fit(kind: str, tag: str, sample: np.ndarray, params: dict[str, Any],

@@ -51,19 +51,27 @@ def verify_report(name: str, root: Path) -> tuple[bool, list[str]]:
         if partial is not None:
             lines.append(f"  found (ground truth / lists only): {_counts(partial)}")
         lines.append(f"  missing: {err}")
-    for path, status in verify_checksums(name, root):
+    for path, status in verify_checksums(_spec(name).sources, root):
         lines.append(f"  checksum {Path(path).name}: {status}")
     ok = ds is not None and not any("MISMATCH" in ln for ln in lines)
     lines.append("  status: complete" if ok else "  status: INCOMPLETE")
     return ok, lines
 
 
+def _spec(name: str):
+    from ..registry import get_registry
+
+    return get_registry().get_spec("dataset", name)
+
+
 def _cmd_fetch(args) -> int:
     from ..download import FetchError, fetch
+    from ..registry import UnknownPluginError
 
     try:
-        path = fetch(args.name, dest=args.dest, timeout=args.timeout)
-    except (FetchError, KeyError) as exc:
+        spec = _spec(args.name)
+        path = fetch(args.name, spec.sources, spec.manual, dest=args.dest, timeout=args.timeout)
+    except (FetchError, UnknownPluginError) as exc:
         print(f"lfabench data fetch: {exc}", file=sys.stderr)
         return 2
     if args.dest:
@@ -81,7 +89,7 @@ def _cmd_add(args) -> int:
     ok, lines = verify_report(args.name, root)
     print("\n".join(lines))
     if not ok and not args.force:
-        print(f"not registered: the copy is incomplete (use --force to register it anyway)", file=sys.stderr)
+        print("not registered: the copy is incomplete (use --force to register it anyway)", file=sys.stderr)
         return 1
     path = register(args.name, root)
     print(f"registered {args.name} -> {path} (in {data_root() / 'registry.json'})")
@@ -96,11 +104,12 @@ def _cmd_verify(args) -> int:
 
 
 def _cmd_list(args) -> int:
-    from ..download import SOURCES
+    from ..registry import get_registry
 
     entries = registered()
     print(f"data root: {data_root()}")
-    for name in sorted(set(SOURCES) | set(entries)):
+    downloadable = {s.name for s in get_registry().specs("dataset") if s.sources or s.manual}
+    for name in sorted(downloadable | set(entries)):
         where = entries.get(name) or f"{dataset_root(name)} (default{'' if dataset_root(name).exists() else ', absent'})"
         print(f"  {name:10s} {where}")
     return 0

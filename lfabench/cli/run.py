@@ -9,9 +9,11 @@ a file, an entry generated from the plugin's declared defaults (Hydra ConfigStor
 
 from __future__ import annotations
 
+import inspect
 import logging
 import sys
 from importlib import resources
+from pathlib import Path
 
 from ..plugin import KINDS
 from ..registry import config_search_paths, get_registry, unknown_message
@@ -28,12 +30,43 @@ def _primitive(value) -> bool:
     return value is None or isinstance(value, (str, int, float, bool))
 
 
-def register_plugin_configs() -> None:
-    """Store a ``{name, params}`` config for every plugin, from its declared defaults.
+#: Run-level settings that reach every plugin declaring a parameter of that name with this default.
+RUN_LEVEL = {"random_state": (None, "${seed}"), "seed": (None, "${seed}"), "cache": (False, "${cache}")}
 
-    A ``random_state``/``seed`` default of ``None`` becomes ``${seed}`` so the run's
-    seed reaches the plugin. Defaults that are not plain data are left out (the
-    factory's own default then applies).
+
+def plugin_config(spec) -> dict:
+    """The ``{name, params}`` config of a plugin, from its class defaults (the one place they are stated).
+
+    A parameter without a default is Hydra's mandatory ``???`` (the run stops with its name until given).
+    A ``random_state``/``seed`` default of ``None`` becomes ``${seed}`` and a ``cache`` default of
+    ``False`` becomes ``${cache}``, so the run's seed and cache policy reach the plugin. Defaults
+    that are not plain data are left out (the factory's own default then applies).
+    """
+    params = {name: "???" for name in required_params(spec.factory)}
+    for key, value in (spec.defaults or {}).items():
+        if key in RUN_LEVEL and value == RUN_LEVEL[key][0] and type(value) is type(RUN_LEVEL[key][0]):
+            params[key] = RUN_LEVEL[key][1]
+        elif _primitive(value):
+            params[key] = list(value) if isinstance(value, tuple) else value
+    return {"name": spec.name, "params": params}
+
+
+def required_params(factory) -> list[str]:
+    """Keyword parameters of ``factory`` that have no default."""
+    try:
+        sig = inspect.signature(factory)
+    except (TypeError, ValueError):
+        return []
+    return [p.name for p in sig.parameters.values()
+            if p.default is p.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+
+
+def register_plugin_configs() -> None:
+    """Store :func:`plugin_config` for every plugin without a yaml file of its name.
+
+    A yaml file of a plugin's own name replaces that node (only ``synthetic`` has one: it also selects
+    ``descriptor=native``); a variant under another name extends the node with a defaults list
+    (``defaults: [bow]`` then only the changed ``params``).
     """
     from hydra.core.config_store import ConfigStore
 
@@ -41,14 +74,7 @@ def register_plugin_configs() -> None:
     for spec in get_registry().specs():
         if spec.name in yaml_options(spec.kind):
             continue  # the yaml file wins; storing both would make Hydra treat the node as a schema
-        params = {}
-        for key, value in (spec.defaults or {}).items():
-            if key in ("random_state", "seed") and value is None:
-                params[key] = "${seed}"
-            elif _primitive(value):
-                params[key] = list(value) if isinstance(value, tuple) else value
-        cs.store(group=spec.kind, name=spec.name, node={"name": spec.name, "params": params},
-                 provider=spec.distribution)
+        cs.store(group=spec.kind, name=spec.name, node=plugin_config(spec), provider=spec.distribution)
 
 
 def register_primary_config() -> None:
@@ -64,22 +90,37 @@ def register_primary_config() -> None:
     ConfigStore.instance().store(name=PRIMARY_CONFIG, node=node)
 
 
-def yaml_options(group: str) -> set[str]:
-    """Options of a config group that are yaml files (lfabench's ``conf/`` and plugin packages' folders)."""
+def yaml_options(group: str, extra_paths: list[str] = ()) -> set[str]:
+    """Options of a config group that are yaml files.
+
+    Looked up in lfabench's ``conf/``, plugin packages' config folders and ``extra_paths``
+    (``file://`` or ``pkg://`` search paths given as ``hydra.searchpath=[...]``).
+    """
     options = set()
-    packages = [CONFIG_PACKAGE] + [p[len("pkg://"):] for p in config_search_paths()]
-    for package in packages:
+    for path in [f"pkg://{CONFIG_PACKAGE}", *config_search_paths(), *extra_paths]:
         try:
-            folder = resources.files(package) / group
+            if path.startswith("pkg://"):
+                folder = resources.files(path[len("pkg://"):]) / group
+            else:
+                folder = Path(path[len("file://"):] if path.startswith("file://") else path) / group
             options |= {f.name[:-5] for f in folder.iterdir() if f.name.endswith(".yaml")}
         except (ModuleNotFoundError, FileNotFoundError, NotADirectoryError):
             continue
     return options
 
 
-def config_options(group: str) -> list[str]:
+def config_options(group: str, extra_paths: list[str] = ()) -> list[str]:
     """Every option of a config group: yaml files plus every registered plugin name."""
-    return sorted(yaml_options(group) | set(get_registry().names(group)))
+    return sorted(yaml_options(group, extra_paths) | set(get_registry().names(group)))
+
+
+def searchpath_overrides(argv: list[str]) -> list[str]:
+    """The folders of a ``hydra.searchpath=[a,b]`` override on the command line, if any."""
+    for arg in argv:
+        key, _, value = arg.lstrip("+").partition("=")
+        if key == "hydra.searchpath":
+            return [v.strip().strip("'\"") for v in value.strip("[]").split(",") if v.strip()]
+    return []
 
 
 def check_group_overrides(argv: list[str]) -> None:
@@ -94,7 +135,7 @@ def check_group_overrides(argv: list[str]) -> None:
         key, _, value = arg.lstrip("+~").partition("=")
         if key not in KINDS or any(ch in value for ch in "()[]{}$*"):
             continue
-        available = config_options(key)
+        available = config_options(key, searchpath_overrides(argv))
         for name in filter(None, (v.strip() for v in value.split(","))):
             if name not in available:
                 raise SystemExit("lfabench run: " + unknown_message(key, name, available))

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..storage import atomic_write
+
 
 def plot_tables(summary: pd.DataFrame, out_dir: Path, name: str) -> list[Path]:
     """Write ``<name>-<dataset>-<evaluator>-<metric>.png`` for every table; returns the paths."""
@@ -28,7 +30,8 @@ def plot_tables(summary: pd.DataFrame, out_dir: Path, name: str) -> list[Path]:
         fig.tight_layout()
         slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{name}-{dataset}-{evaluator}-{metric}")
         path = out_dir / f"{slug}.png"
-        fig.savefig(path, dpi=110)
+        with atomic_write(path, "wb") as fh:
+            fig.savefig(fh, format="png", dpi=110)
         plt.close(fig)
         paths.append(path)
     return paths

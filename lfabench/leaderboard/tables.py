@@ -18,7 +18,8 @@ import pandas as pd
 
 from ..evaluation.significance import significance_by_group
 from ..plugin import KINDS
-from ..record import RESULT_FILE, read_record
+from ..record import RESULT_FILE, plugin_setting, read_record
+from ..storage import write_text_atomic
 
 DEFAULT_RUN_ROOTS = ("lfabench_runs", "lfabench_multirun")
 GROUP_COLUMNS = ["dataset", "descriptor", "aggregator", "evaluator", "metric"]
@@ -39,7 +40,7 @@ def find_records(paths: Iterable[Path | str]) -> list[Path]:
 
 def _setting(record: dict) -> dict:
     """The plugin configs before interpolation (``${seed}`` literal): runs sharing it differ only by seed."""
-    return {k: v for k, v in (record.get("setting") or record["config"]).items() if k in KINDS}
+    return plugin_setting(record.get("setting") or record["config"])
 
 
 def _flatten(prefix: str, params: dict) -> dict[str, str]:
@@ -192,16 +193,11 @@ def build_leaderboard(run_paths: Iterable[Path | str], out_dir: Path | str = "le
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {"markdown": out_dir / f"{name}.md", "csv": out_dir / f"{name}.csv", "html": out_dir / f"{name}.html"}
-    _write_text_atomic(paths["markdown"], to_markdown(summary, failed))
-    _write_text_atomic(paths["csv"], summary.to_csv(index=False))
-    _write_text_atomic(paths["html"], to_html(summary, failed))
+    write_text_atomic(paths["markdown"], to_markdown(summary, failed))
+    write_text_atomic(paths["csv"], summary.to_csv(index=False))
+    write_text_atomic(paths["html"], to_html(summary, failed))
     from .plot import plot_tables
 
     paths["plots"] = plot_tables(summary, out_dir, name)
     return paths
 
-
-def _write_text_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text)
-    tmp.replace(path)

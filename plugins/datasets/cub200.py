@@ -17,6 +17,7 @@ import numpy as np
 from lfabench import PluginSpec, hookimpl
 from lfabench.dataroot import dataset_root, missing_error
 from lfabench.dataset import Dataset
+from lfabench.download import Resource
 
 N_IMAGES, N_CLASSES = 11788, 200
 LISTS = ("images.txt", "image_class_labels.txt", "train_test_split.txt")
@@ -75,7 +76,15 @@ def load_cub200(root: str | None = None, strict: bool = True, require_images: bo
     )
 
 
+#: What ``lfabench data fetch cub200`` downloads (see :mod:`lfabench.download`).
+SOURCES = [
+    Resource("https://data.caltech.edu/records/65de6-vp158/files/CUB_200_2011.tgz", "CUB_200_2011.tgz",
+             "md5:97eceeb196236b17998738112f37df78", ".", "published CUB-200-2011 loaders (tgz_md5)"),
+]
+
+
 @hookimpl
 def lfabench_datasets():
     return [PluginSpec("cub200", load_cub200,
-                       "Caltech-UCSD Birds-200-2011: 11,788 images, 200 classes, official split, classification")]
+                       "Caltech-UCSD Birds-200-2011: 11,788 images, 200 classes, official split, classification",
+                       sources=SOURCES)]

@@ -13,14 +13,17 @@ from lfabench.dataset import Dataset
 
 
 def load_digits_dataset(n_samples: int | None = None) -> Dataset:
-    """The digits as a classification :class:`Dataset` of ``(8, 8)`` float32 images.
+    """The digits as a classification :class:`Dataset` of ``(8, 8)`` float32 images in ``[0, 1]``.
+
+    scikit-learn stores grey levels 0..16; they are divided by 16 so every descriptor's defaults
+    (e.g. ``patches``' ``scale=1``) suit this dataset as they suit 8-bit images read as ``[0, 1]``.
 
     ``n_samples`` keeps the first ``n`` images (for quick experiments); ``None`` keeps all 1,797.
     """
     from sklearn.datasets import load_digits
 
     bunch = load_digits()
-    images, labels = bunch.images.astype(np.float32), bunch.target.astype(np.int64)
+    images, labels = (bunch.images / 16.0).astype(np.float32), bunch.target.astype(np.int64)
     if n_samples is not None:
         if not 0 < int(n_samples) <= len(images):
             raise ValueError(f"digits: n_samples must be in 1..{len(images)}, got {n_samples}")
@@ -28,7 +31,7 @@ def load_digits_dataset(n_samples: int | None = None) -> Dataset:
     return Dataset(
         name="digits", task="classification", sample_ids=[f"digit_{i:04d}" for i in range(len(images))],
         labels=labels, class_names=[str(c) for c in range(10)], images=list(images),
-        info={"source": "sklearn.datasets.load_digits", "image_size": [8, 8], "pixel_range": [0, 16]},
+        info={"source": "sklearn.datasets.load_digits", "image_size": [8, 8], "pixel_range": [0, 1], "scaled_from": [0, 16]},
     )
 
 

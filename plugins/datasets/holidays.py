@@ -24,6 +24,7 @@ import numpy as np
 from lfabench import PluginSpec, hookimpl
 from lfabench.dataroot import dataset_root, missing_error
 from lfabench.dataset import Dataset, RetrievalGroundTruth
+from lfabench.download import Resource
 
 N_IMAGES, N_GROUPS = 1491, 500
 LIST_FILE = "holidays_images.dat"
@@ -82,7 +83,15 @@ def load_holidays(root: str | None = None, rotation_corrected: bool = False, ima
     )
 
 
+#: What ``lfabench data fetch holidays`` downloads (see :mod:`lfabench.download`).
+SOURCES = [
+    Resource("ftp://ftp.inrialpes.fr/pub/lear/douze/data/jpg1.tar.gz", "jpg1.tar.gz", None, "."),
+    Resource("ftp://ftp.inrialpes.fr/pub/lear/douze/data/jpg2.tar.gz", "jpg2.tar.gz", None, "."),
+]
+
+
 @hookimpl
 def lfabench_datasets():
     return [PluginSpec("holidays", load_holidays,
-                       "INRIA Holidays (Jegou 2008): 1,491 images, 500 query groups, retrieval")]
+                       "INRIA Holidays (Jegou 2008): 1,491 images, 500 query groups, retrieval",
+                       sources=SOURCES)]

@@ -40,6 +40,7 @@ import numpy as np
 from lfabench import PluginSpec, hookimpl
 from lfabench.dataroot import dataset_root, missing_error
 from lfabench.dataset import Dataset, RetrievalGroundTruth
+from lfabench.download import Resource
 
 LANDMARKS = ("all_souls", "ashmolean", "balliol", "bodleian", "christ_church", "cornmarket", "hertford", "keble",
              "magdalen", "pitt_rivers", "radcliffe_camera")
@@ -181,7 +182,19 @@ def load_oxford5k(root: str | None = None, ground_truth: str = "auto", query_reg
     )
 
 
+#: What ``lfabench data fetch oxford5k`` downloads (see :mod:`lfabench.download`).
+SOURCES = [
+    Resource("https://www.robots.ox.ac.uk/~vgg/data/oxbuildings/oxbuild_images-v1.tgz", "oxbuild_images-v1.tgz",
+             None, "oxbuild_images"),
+    Resource("https://www.robots.ox.ac.uk/~vgg/data/oxbuildings/gt_files_170407.tgz", "gt_files_170407.tgz",
+             None, "gt_files_170407"),
+    Resource("http://cmp.felk.cvut.cz/cnnimageretrieval/data/test/oxford5k/gnd_oxford5k.pkl", "gnd_oxford5k.pkl",
+             "md5:5b20f4b818702cfba1dd73da1b713634", None, "md5 of the real copy in shared/data (README)"),
+]
+
+
 @hookimpl
 def lfabench_datasets():
     return [PluginSpec("oxford5k", load_oxford5k,
-                       "Oxford Buildings (Philbin 2007): 5,062 images, 55 queries with boxes, retrieval")]
+                       "Oxford Buildings (Philbin 2007): 5,062 images, 55 queries with boxes, retrieval",
+                       sources=SOURCES)]

@@ -12,8 +12,6 @@ of images, so a partial copy fails at load time with the fix, not deep inside a 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 
 from lfabench import PluginSpec, hookimpl
@@ -59,7 +57,12 @@ def load_scene15(root: str | None = None, strict: bool = True) -> Dataset:
     )
 
 
+MANUAL = ("no official Fifteen Scene archive is online any more; get a copy (Lazebnik et al. 2006, "
+          "15 class folders) and run `lfabench data add scene15 PATH`")
+
+
 @hookimpl
 def lfabench_datasets():
     return [PluginSpec("scene15", load_scene15,
-                       "Fifteen Scene Categories (Lazebnik 2006): 4,485 images, 15 classes, classification")]
+                       "Fifteen Scene Categories (Lazebnik 2006): 4,485 images, 15 classes, classification",
+                       manual=MANUAL)]

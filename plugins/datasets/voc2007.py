@@ -34,6 +34,7 @@ import numpy as np
 from lfabench import PluginSpec, hookimpl
 from lfabench.dataroot import dataset_root, missing_error
 from lfabench.dataset import Dataset
+from lfabench.download import Resource
 
 CLASSES = ("aeroplane", "bicycle", "bird", "boat", "bottle", "bus", "car", "cat", "chair", "cow", "diningtable",
            "dog", "horse", "motorbike", "person", "pottedplant", "sheep", "sofa", "train", "tvmonitor")
@@ -120,7 +121,19 @@ def load_voc2007(root: str | None = None, image_set: str = "trainval", difficult
     )
 
 
+#: What ``lfabench data fetch voc2007`` downloads (see :mod:`lfabench.download`).
+SOURCES = [
+    Resource("http://host.robots.ox.ac.uk/pascal/VOC/voc2007/VOCtrainval_06-Nov-2007.tar",
+             "VOCtrainval_06-Nov-2007.tar", "md5:c52e279531787c972589f7e41ab4ae64", ".",
+             "torchvision.datasets.VOCDetection"),
+    Resource("http://host.robots.ox.ac.uk/pascal/VOC/voc2007/VOCtest_06-Nov-2007.tar",
+             "VOCtest_06-Nov-2007.tar", "md5:b6e924de25625d8de591ea690078ad9f", ".",
+             "torchvision.datasets.VOCDetection"),
+]
+
+
 @hookimpl
 def lfabench_datasets():
     return [PluginSpec("voc2007", load_voc2007,
-                       "PASCAL VOC 2007 single-label subset (rule documented), 20 classes, classification")]
+                       "PASCAL VOC 2007 single-label subset (rule documented), 20 classes, classification",
+                       sources=SOURCES)]

@@ -44,7 +44,7 @@ class VGG16Conv(Descriptor):
     selection_rule = "cells with the largest L2 activation norm first; ties by smaller y, then smaller x"
     chunk_size = 16
 
-    def __init__(self, weights: str = "", input_size: int | None = 224, max_keypoints: int | None = None,
+    def __init__(self, weights: str, input_size: int | None = 224, max_keypoints: int | None = None,
                  device: str = "cpu"):
         torch, _ = _torch()
         if not weights or not Path(weights).expanduser().is_file():

@@ -23,14 +23,7 @@ import numpy as np
 from lfabench import PluginSpec, hookimpl
 from lfabench.describe import Descriptor
 
-from .localfeatures import (
-    SPREAD_RULE,
-    STRONGEST_RULE,
-    daisy_grid,
-    select_spread,
-    select_strongest,
-    to_gray_uint8,
-)
+from .localfeatures import SPREAD_RULE, STRONGEST_RULE, daisy_grid, select_spread, select_strongest, to_gray_uint8
 
 
 class DAISY(Descriptor):

@@ -15,13 +15,7 @@ import numpy as np
 from lfabench import PluginSpec, hookimpl
 from lfabench.describe import Descriptor
 
-from .localfeatures import (
-    SPREAD_RULE,
-    grid_positions,
-    root_sift,
-    select_spread,
-    to_gray_uint8,
-)
+from .localfeatures import SPREAD_RULE, grid_positions, root_sift, select_spread, to_gray_uint8
 
 
 class DenseSIFT(Descriptor):

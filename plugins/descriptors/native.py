@@ -9,9 +9,9 @@ from lfabench.describe import Descriptor
 
 
 class Native(Descriptor):
-    """Pass the dataset's own ``bags`` through unchanged."""
+    """Pass the dataset's own ``bags`` through unchanged (nothing to compute, so nothing to cache or parallelise)."""
 
-    def describe(self, dataset: Dataset, progress: bool = True) -> Bags:
+    def describe(self, dataset: Dataset, progress: bool = True, n_jobs: int | None = None, cache=True) -> Bags:
         if dataset.bags is None:
             raise TypeError(f"descriptor=native needs a dataset that ships local descriptors; {dataset.name!r} "
                             f"ships images: choose an extractor (`lfabench plugins` lists the descriptors)")

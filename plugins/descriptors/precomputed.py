@@ -36,7 +36,7 @@ class Precomputed(Descriptor):
     cacheable = False
     selection_rule = "the first max_keypoints rows of each file, in the file's order (all when null)"
 
-    def __init__(self, path: str = "", format: str = "auto", keypoint_fields: list | None = None,
+    def __init__(self, path: str, format: str = "auto", keypoint_fields: list | None = None,
                  max_keypoints: int | None = None):
         if not path:
             raise ValueError("precomputed: give descriptor.params.path (a folder of per-sample files or an HDF5 file)")
@@ -54,11 +54,6 @@ class Precomputed(Descriptor):
         self.keypoint_fields = tuple(keypoint_fields) if keypoint_fields else fields
         self.max_keypoints = None if not max_keypoints else int(max_keypoints)
         self._h5 = None
-
-    def params(self) -> dict:
-        out = super().params()
-        out["keypoint_fields"] = list(self.keypoint_fields)
-        return out
 
     def __getstate__(self):  # an open HDF5 handle does not travel to worker processes
         return dict(self.__dict__, _h5=None)

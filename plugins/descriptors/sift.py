@@ -19,13 +19,7 @@ import numpy as np
 from lfabench import PluginSpec, hookimpl
 from lfabench.describe import Descriptor
 
-from .localfeatures import (
-    STRONGEST_RULE,
-    cv_keypoints_array,
-    root_sift,
-    select_strongest,
-    to_gray_uint8,
-)
+from .localfeatures import STRONGEST_RULE, cv_keypoints_array, root_sift, select_strongest, to_gray_uint8
 
 
 class SIFT(Descriptor):

@@ -3,12 +3,7 @@ import types
 import pytest
 
 from lfabench import PluginSpec, get_plugin, hookimpl
-from lfabench.registry import (
-    PluginConflictError,
-    PluginLoadWarning,
-    PluginRegistry,
-    UnknownPluginError,
-)
+from lfabench.registry import PluginConflictError, PluginLoadWarning, PluginRegistry, UnknownPluginError
 
 
 def _module(name, hook, specs):

@@ -23,3 +23,32 @@ def test_cached_fit_reuses_and_separates_entries(tmp_path):
     cached_fit("toy", "t", sample, {"p": 1, "seed": 0}, fit, cache=False)                # no cache: fits
     assert len(calls) == 4
     assert array_fingerprint(sample) != array_fingerprint(sample.astype(np.float64))
+
+
+def test_atomic_write_keeps_the_old_file_when_writing_fails(tmp_path):
+    import pytest
+
+    from lfabench.storage import atomic_write, write_text_atomic
+
+    target = tmp_path / "sub" / "board.md"
+    write_text_atomic(target, "old")
+    with pytest.raises(RuntimeError, match="disk full"):
+        with atomic_write(target) as fh:
+            fh.write("half of the new")
+            raise RuntimeError("disk full")
+    assert target.read_text() == "old"
+    assert sorted(p.name for p in target.parent.iterdir()) == ["board.md"]  # no temporary left behind
+
+
+def test_resolve_cache_is_one_convention(tmp_path):
+    import pytest
+
+    from lfabench.storage import ArrayCache, cache_root, resolve_cache
+
+    assert resolve_cache(None) is None and resolve_cache(False) is None
+    assert resolve_cache(True).root == cache_root()
+    assert resolve_cache(str(tmp_path)).root == tmp_path and resolve_cache(tmp_path).root == tmp_path
+    store = ArrayCache(tmp_path)
+    assert resolve_cache(store) is store
+    with pytest.raises(TypeError, match="cache must be"):
+        resolve_cache(3)

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from lfabench import download as fetch_mod
+from lfabench import get_registry
 from lfabench.cli import main
 from lfabench.dataroot import registered
 
@@ -25,13 +26,18 @@ def dataroot(tmp_path, monkeypatch):
 
 def test_fetch_offline_fails_at_once_with_url_and_manual_way(dataroot, monkeypatch, capsys):
     url = "http://127.0.0.1:9/CUB_200_2011.tgz"  # the discard port: connection refused, no network needed
-    monkeypatch.setitem(fetch_mod.SOURCES, "cub200",
+    spec = get_registry().get_spec("dataset", "cub200")
+    assert spec.sources and spec.sources[0].filename == "CUB_200_2011.tgz"  # the plugin declares its download
+    monkeypatch.setattr(spec, "sources",
                         [fetch_mod.Resource(url, "CUB_200_2011.tgz", "md5:97eceeb196236b17998738112f37df78", ".")])
     assert main(["data", "fetch", "cub200", "--timeout", "2"]) == 2
     err = capsys.readouterr().err
     assert url in err and "lfabench data add cub200 PATH" in err and "Manual alternative" in err
+    assert main(["data", "fetch", "scene15"]) == 2  # no source: the plugin's manual way instead
+    assert "cannot be fetched" in capsys.readouterr().err
+    scene15 = get_registry().get_spec("dataset", "scene15")
     with pytest.raises(fetch_mod.FetchError, match="cannot be fetched.*lfabench data add scene15"):
-        fetch_mod.fetch("scene15")
+        fetch_mod.fetch("scene15", scene15.sources, scene15.manual)
 
 
 def test_fetch_uses_a_file_already_downloaded_and_checks_its_hash(dataroot, tmp_path, monkeypatch):
@@ -47,14 +53,13 @@ def test_fetch_uses_a_file_already_downloaded_and_checks_its_hash(dataroot, tmp_
     with tarfile.open(archive, "w:gz") as tf:
         tf.add(src, arcname="CUB_200_2011")
     md5 = fetch_mod.file_hash(archive, "md5")
-    monkeypatch.setitem(fetch_mod.SOURCES, "cub200",
-                        [fetch_mod.Resource("http://127.0.0.1:9/cub.tgz", "cub.tgz", f"md5:{md5}", ".")])
-    root = fetch_mod.fetch("cub200", timeout=2, progress=False)
+    sources = [fetch_mod.Resource("http://127.0.0.1:9/cub.tgz", "cub.tgz", f"md5:{md5}", ".")]
+    root = fetch_mod.fetch("cub200", sources, timeout=2, progress=False)
     assert (root / "CUB_200_2011" / "images" / "001.A" / "a.jpg").read_bytes() == b"x"
-    assert fetch_mod.verify_checksums("cub200", root) == [(str(archive), "md5 OK")]
+    assert fetch_mod.verify_checksums(sources, root) == [(str(archive), "md5 OK")]
     archive.write_bytes(b"corrupted")  # a bad file is re-downloaded -> offline failure, with the URL
     with pytest.raises(fetch_mod.FetchError, match="127.0.0.1:9/cub.tgz"):
-        fetch_mod.fetch("cub200", timeout=2, progress=False)
+        fetch_mod.fetch("cub200", sources, timeout=2, progress=False)
 
 
 def _tar_with(path, members):

@@ -6,7 +6,7 @@ import json
 
 import pandas as pd
 
-from lfabench.record import SCHEMA_VERSION
+from lfabench.record import SCHEMA_VERSION, RunRecord, check_record
 
 from conftest import run_cli
 
@@ -18,6 +18,9 @@ def test_default_run_prints_table_and_writes_record(tmp_path):
     assert "accuracy" in proc.stdout and "fit time (s)" in proc.stdout
     rec = json.loads((tmp_path / "run0" / "result.json").read_text())
     assert rec["schema_version"] == SCHEMA_VERSION and rec["status"] == "ok"
+    assert set(rec) <= set(RunRecord.__annotations__), "the conductor wrote fields the schema does not declare"
+    check_record(rec, "run0")
+    assert isinstance(rec["fit_info"], dict) and rec["fit_info"]  # Aggregator.record_info() reaches the record
     assert rec["config"]["aggregator"]["name"] == rec["plugins"]["aggregator"]["name"]
     assert set(rec["timings_s"]) >= {"descriptors", "fit", "transform", "evaluate", "total"}
     assert rec["peak_rss_mb"] > 0 and set(rec["peak_rss_mb_by_stage"]) >= {"fit", "transform"}

@@ -7,13 +7,7 @@ import pytest
 from sklearn.covariance import OAS, LedoitWolf, empirical_covariance
 from sklearn.neighbors import KNeighborsClassifier
 
-from lfabench.evaluation import (
-    fit_metric_space,
-    fit_whitening,
-    knn_accuracy,
-    knn_predict,
-    knn_search,
-)
+from lfabench.evaluation import fit_metric_space, fit_whitening, knn_accuracy, knn_predict, knn_search
 
 from knn_reference import determined as _determined
 from knn_reference import distances as _distances

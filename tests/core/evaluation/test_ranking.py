@@ -5,11 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lfabench.evaluation import (
-    average_precision,
-    mean_average_precision,
-    precision_at_k,
-)
+from lfabench.evaluation import average_precision, mean_average_precision, precision_at_k
 
 
 def compute_ap_cpp(pos, amb, ranked_list):

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from lfabench.leaderboard import build_leaderboard
-from lfabench.record import RunRecorder, read_record, write_json_atomic
+from lfabench.record import RunRecorder, _jsonable, read_record
+from lfabench.storage import write_json_atomic
 
 
 def _record(path, seed, acc, n_clusters=64, status="ok"):
@@ -46,9 +47,25 @@ def test_failed_record_and_atomic_json(tmp_path):
     _record(tmp_path, 3, 0.0, status="failed")
     rec = read_record(tmp_path / "result.json")
     assert rec["status"] == "failed" and rec["error"]["message"] == "boom" and rec["metrics"] == {}
-    write_json_atomic(tmp_path / "x.json", {"a": np.float32(1.5), "b": np.arange(2), "c": float("nan")})
+    write_json_atomic(tmp_path / "x.json", _jsonable({"a": np.float32(1.5), "b": np.arange(2), "c": float("nan")}))
     assert json.loads((tmp_path / "x.json").read_text()) == {"a": 1.5, "b": [0, 1], "c": None}
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
     (tmp_path / "bad.json").write_text("{not json")
     with pytest.raises(ValueError, match="bad.json: not a valid run record"):
         read_record(tmp_path / "bad.json")
+
+
+def test_written_records_follow_the_schema_in_code(tmp_path):
+    from lfabench.record import RunRecord, check_record
+
+    _record(tmp_path / "ok", 0, 90.0)
+    _record(tmp_path / "failed", 1, 0.0, status="failed")
+    for sub in ("ok", "failed"):
+        data = json.loads((tmp_path / sub / "result.json").read_text())
+        assert set(data) <= set(RunRecord.__annotations__), set(data) - set(RunRecord.__annotations__)
+        check_record(data, sub)
+    data = json.loads((tmp_path / "ok" / "result.json").read_text())
+    with pytest.raises(ValueError, match="field 'seed' is a str"):
+        check_record(dict(data, seed="0"), "x")
+    with pytest.raises(ValueError, match="no 'metrics' field"):
+        check_record({k: v for k, v in data.items() if k != "metrics"}, "x")

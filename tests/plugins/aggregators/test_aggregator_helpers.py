@@ -7,16 +7,8 @@ import pytest
 
 from lfabench.bags import Bags, EmptySampleWarning
 from lfabench_plugins.aggregators.codebooks import cached_kmeans
-from lfabench_plugins.aggregators.democratic import (
-    democratic_residual,
-    democratic_weights,
-)
-from lfabench_plugins.aggregators.normalization import (
-    intra_normalize,
-    l2_normalize,
-    power_l2,
-    signed_power,
-)
+from lfabench_plugins.aggregators.democratic import democratic_residual, democratic_weights
+from lfabench_plugins.aggregators.normalization import intra_normalize, l2_normalize, power_l2, signed_power
 from lfabench_plugins.aggregators.padding import padded_batches
 
 

@@ -9,10 +9,7 @@ from lfabench.bags import Bags, EmptySampleWarning
 from lfabench.registry import get_plugin
 from lfabench.testing import aggregator_checks, make_check_bags
 from lfabench_plugins.aggregators.bow import BoW
-from lfabench_plugins.aggregators.democratic import (
-    democratic_residual,
-    democratic_weights,
-)
+from lfabench_plugins.aggregators.democratic import democratic_residual, democratic_weights
 from lfabench_plugins.aggregators.dm import DiffusionOnManifold
 from lfabench_plugins.aggregators.fv import FisherVector, gmm_posteriors
 from lfabench_plugins.aggregators.gamma_democratic import GammaDemocratic, tensor_sketch

@@ -38,7 +38,7 @@ def config(seed=0, n_clusters=N_CLUSTERS, **evaluator):
 def digits_features():
     """BoW features of the digits subset for seed 0, built exactly as the runner does."""
     dataset = get_plugin("dataset", "digits")(n_samples=N_SAMPLES)
-    bags = get_plugin("descriptor", "patches")(patch_size=3, scale=16.0).describe(dataset, progress=False)
+    bags = get_plugin("descriptor", "patches")(patch_size=3).describe(dataset, progress=False)
     train, test = stratified_split(dataset.labels, 0.2, 0)
     bow = get_plugin("aggregator", "bow")(n_clusters=N_CLUSTERS, random_state=0).fit(bags.subset(train),
                                                                                     dataset.labels[train])

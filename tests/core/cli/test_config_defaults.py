@@ -1,0 +1,83 @@
+"""A plugin's defaults are stated once, in code: every composed config equals its class defaults."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+from hydra import compose, initialize_config_module
+from hydra.core.global_hydra import GlobalHydra
+from omegaconf import OmegaConf
+
+from lfabench import KINDS, get_registry
+from lfabench.cli.run import (
+    CONFIG_PACKAGE,
+    PRIMARY_CONFIG,
+    RUN_LEVEL,
+    register_plugin_configs,
+    register_primary_config,
+    required_params,
+)
+
+from conftest import run_cli
+
+
+def _compose(overrides: list[str]) -> dict:
+    register_plugin_configs()
+    register_primary_config()
+    GlobalHydra.instance().clear()
+    with initialize_config_module(config_module=CONFIG_PACKAGE, version_base="1.3"):
+        cfg = compose(config_name=PRIMARY_CONFIG, overrides=overrides)
+    GlobalHydra.instance().clear()
+    return OmegaConf.to_container(cfg, resolve=False)
+
+
+def _expected(value, key):
+    if key in RUN_LEVEL and value == RUN_LEVEL[key][0] and type(value) is type(RUN_LEVEL[key][0]):
+        return RUN_LEVEL[key][1]
+    return list(value) if isinstance(value, tuple) else value
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_composed_plugin_config_equals_the_class_defaults(kind):
+    specs = get_registry().specs(kind)
+    assert specs, f"no {kind} plugin registered"
+    for spec in specs:
+        node = _compose([f"{kind}={spec.name}"])[kind]
+        assert node["name"] == spec.name
+        params = node["params"]
+        for key in required_params(spec.factory):
+            assert params[key] == "???", f"{kind} {spec.name}: required {key} must be Hydra's mandatory ???"
+        for key, value in spec.defaults.items():
+            assert key in params, f"{kind} {spec.name}: default {key} missing from the composed config"
+            assert params[key] == _expected(value, key), (
+                f"{kind} {spec.name}: composed {key}={params[key]!r}, class default {value!r}")
+        assert set(params) <= set(spec.defaults) | set(required_params(spec.factory))
+
+
+def test_run_level_settings_reach_plugins():
+    cfg = OmegaConf.create(_compose(["aggregator=vlad", "seed=7", "cache=false"]))
+    assert cfg.aggregator.params.random_state == 7 and cfg.aggregator.params.cache is False
+
+
+def test_cli_cfg_job_shows_the_class_defaults(tmp_path):
+    from lfabench_plugins.aggregators.vlad import VLAD
+
+    out = run_cli(["run", "--cfg", "job", "aggregator=vlad"], cwd=tmp_path).stdout
+    params = yaml.safe_load(out)["aggregator"]["params"]
+    defaults = VLAD().get_params()
+    assert {k: v for k, v in params.items() if k not in ("random_state", "cache")} == {
+        k: v for k, v in defaults.items() if k not in ("random_state", "cache")}
+    assert params["random_state"] == "${seed}" and params["cache"] == "${cache}"
+
+
+def test_a_variant_yaml_merges_onto_the_plugin_defaults(tmp_path):
+    conf = tmp_path / "conf" / "aggregator"
+    conf.mkdir(parents=True)
+    (conf / "bow_wide.yaml").write_text("defaults:\n  - bow\n  - _self_\nparams:\n  n_clusters: 512\n")
+    out = run_cli(["run", "--cfg", "job", "aggregator=bow_wide", f"hydra.searchpath=[file://{tmp_path / 'conf'}]"],
+                  cwd=tmp_path).stdout
+    node = yaml.safe_load(out)["aggregator"]
+    from lfabench_plugins.aggregators.bow import BoW
+
+    expected = dict(BoW().get_params(), n_clusters=512, cache="${cache}", random_state="${seed}")
+    assert node == {"name": "bow", "params": expected}

@@ -1,0 +1,20 @@
+"""The core's layering is enforced: `lint-imports` keeps the contracts of pyproject.toml."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+
+
+def test_import_contracts_are_kept():
+    script = Path(sys.executable).with_name("lint-imports")
+    if not script.exists():
+        pytest.skip("import-linter is not installed (it is in the test extra: pip install -e '.[test]')")
+    proc = subprocess.run([str(script)], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "2 kept, 0 broken" in proc.stdout
