@@ -26,7 +26,8 @@ class SolverOptions:
     Attributes (paper symbol in brackets)
     -------------------------------------
     n_prototypes : int
-        [d̄] number of prototypes, the output dimension (>= 1).
+        [d̄] number of prototypes, the output dimension (>= 1). Default 128: see the ``prolfa``
+        plugin's docstring (these defaults are the plugin's; they are stated only here).
     mu : float
         [mu] ADMM penalty (> 0); ``mu >= 2 lambda1`` keeps every Z row problem convex.
     eps : float
@@ -57,7 +58,7 @@ class SolverOptions:
         Seeds the one-hot start.
     """
 
-    n_prototypes: int = 256
+    n_prototypes: int = 128
     mu: float = 10.0
     eps: float = 0.1
     max_iter: int = 500

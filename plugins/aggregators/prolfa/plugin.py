@@ -42,6 +42,7 @@ from . import (
 )
 
 log = logging.getLogger("lfabench_plugins.aggregators.prolfa")
+_S = SolverOptions
 
 
 class ProLFA(Aggregator):
@@ -178,13 +179,16 @@ class ProLFA(Aggregator):
 
     supervised = True
 
-    def __init__(self, n_prototypes: int = 128, lambda1: float = 0.1, lambda2: float = 1.0, mu: float = 10.0,
-                 eps: float = 0.1, max_iter: int = 500, tol: float = 1e-4, max_iter_admm: int = 5,
-                 admm_tol: float = 1e-4, max_iter_reweight: int = 5, reweight_tol: float = 1e-6,
-                 n_candidates: int = 16, extrapolate: float = 8.0, step: str = "backtracking", normalize: str = "l2_centered",
-                 max_support: int | None = 4, search_every: int = 8, feature_map: str = "linear",
-                 n_components: int = 1024, gamma: float = 2.0, feature_map_fit_size: int = 20000,
-                 scale: float | str = 1.0, random_state=None):
+    # the solver's defaults are stated once, in SolverOptions (_S); the model's own ones here
+    def __init__(self, n_prototypes: int = _S.n_prototypes, lambda1: float = 0.1, lambda2: float = 1.0,
+                 mu: float = _S.mu, eps: float = _S.eps, max_iter: int = _S.max_iter, tol: float = _S.tol,
+                 max_iter_admm: int = _S.max_iter_admm, admm_tol: float = _S.admm_tol,
+                 max_iter_reweight: int = _S.max_iter_reweight, reweight_tol: float = _S.reweight_tol,
+                 n_candidates: int = _S.n_candidates, extrapolate: float = _S.extrapolate, step: str = _S.step,
+                 normalize: str = "l2_centered", max_support: int | None = _S.max_support,
+                 search_every: int = _S.search_every, feature_map: str = "linear", n_components: int = 1024,
+                 gamma: float = 2.0, feature_map_fit_size: int = 20000, scale: float | str = 1.0,
+                 random_state=None):
         self.n_prototypes = n_prototypes
         self.lambda1 = lambda1
         self.lambda2 = lambda2
