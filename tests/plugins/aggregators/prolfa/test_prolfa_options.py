@@ -27,3 +27,15 @@ def test_invalid_options_raise(bad):
 def test_rng_is_reproducible_from_a_seed_or_a_legacy_random_state():
     assert SolverOptions(random_state=3).rng().integers(1 << 30) == SolverOptions(random_state=3).rng().integers(1 << 30)
     SolverOptions(random_state=np.random.RandomState(0)).rng()
+
+
+def test_prototypes_of_float32_descriptors_equal_the_float64_product():
+    import scipy.sparse as sp
+
+    from lfabench_plugins.aggregators.prolfa import Problem
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 7)).astype(np.float32)
+    C = sp.random(300, 9, density=0.05, random_state=0, format="csc")
+    pb = Problem.build(X, rng.normal(size=(4, 7)), np.eye(4), 0.1, 1.0)
+    np.testing.assert_allclose(pb.prototypes(C), X.astype(np.float64).T @ C.toarray(), rtol=1e-12, atol=1e-12)
