@@ -269,7 +269,10 @@ class ProLFA(Aggregator):
         self.objective_history_ = np.asarray(res.objective_history)
         self.n_iter_ = res.n_iter
         self.converged_ = res.converged
-        self.fit_info_ = dict(res.info, n_distinct_descriptors=int(reps.size))
+        # the objective J after each outer iteration (J at the start first): the run record's training curve
+        self.fit_info_ = dict(res.info, n_distinct_descriptors=int(reps.size),
+                              training_curve=[float(j) for j in res.objective_history],
+                              n_iter=int(res.n_iter), converged=bool(res.converged))
         best = np.asarray(self.selection_.argmax(axis=0)).ravel().astype(np.int64)
         sample = np.searchsorted(bags.offsets, best, side="right") - 1
         self.prototype_indices_ = np.stack([sample, best - bags.offsets[sample]], axis=1)

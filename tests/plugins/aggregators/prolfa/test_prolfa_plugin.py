@@ -431,3 +431,15 @@ def test_demo_lambda1_keeps_largest_weight_descriptors_distinct_on_unit_scale_da
                  max_iter_admm=20, random_state=seed).fit(bags, y)
     top = np.asarray(est.selection_.argmax(axis=0)).ravel()
     assert np.unique(top).size == 16
+
+
+def test_the_run_record_gets_the_objective_per_iteration_as_training_curve():
+    from lfabench import get_plugin
+    from lfabench.testing import make_check_bags
+
+    bags, y = make_check_bags()
+    est = get_plugin("aggregator", "prolfa")(n_prototypes=4, random_state=0).fit(bags, y)
+    info = est.record_info()
+    assert info["training_curve"] == pytest.approx(list(est.objective_history_))
+    assert len(info["training_curve"]) == est.n_iter_ + 1 and info["n_iter"] == est.n_iter_
+    assert all(b <= a * (1 + 1e-9) for a, b in zip(info["training_curve"], info["training_curve"][1:]))
