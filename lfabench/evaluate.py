@@ -18,6 +18,12 @@ class Split:
     their labels (``-1`` = unlabelled) or ``None`` for purely unsupervised
     protocols. ``train_indices``/``test_indices`` are the protocol's own
     partition (e.g. the 80/20 k-NN split); ``info`` is recorded in the run.
+
+    ``empty_rows`` (set by the conductor before ``evaluate``) is a ``(n,)`` bool mask over the rows
+    of the features being scored: True where the sample had no local descriptor at all. Such a row
+    is the aggregators' zero vector, which carries no evidence; protocols must not let it act as a
+    neighbour: after L2 normalisation every other vector is at distance ~sqrt(2) from the next and at
+    distance 1 from zero, so a few empty samples become the nearest neighbour of nearly every query.
     """
 
     fit_indices: np.ndarray
@@ -26,6 +32,16 @@ class Split:
     test_indices: np.ndarray | None = None
     seed: int = 0
     info: dict = field(default_factory=dict)
+    empty_rows: np.ndarray | None = None
+
+    def empty_mask(self, n_rows: int) -> np.ndarray:
+        """``empty_rows`` as a ``(n_rows,)`` bool mask (all False when the conductor set none)."""
+        if self.empty_rows is None:
+            return np.zeros(n_rows, dtype=bool)
+        mask = np.asarray(self.empty_rows, dtype=bool)
+        if mask.shape != (n_rows,):
+            raise ValueError(f"Split.empty_rows has shape {mask.shape}, the features have {n_rows} rows")
+        return mask
 
 
 class Evaluator(BaseEstimator):

@@ -96,7 +96,9 @@ def _run_stages(rec: RunRecorder, cfg: dict[str, Any], raw_seed) -> dict[str, fl
     if callable(getattr(aggregator, "record_info", None)):  # plain scikit-learn style plugins may lack it
         rec.data["fit_info"] = aggregator.record_info()
     with rec.stage("transform"):
-        features = aggregator.transform(evaluator.prepare_bags(bags, dataset, split))
+        scored = evaluator.prepare_bags(bags, dataset, split)
+        features = aggregator.transform(scored)
+        split.empty_rows = scored.counts == 0  # protocols keep samples without descriptors from matching
         rec.data["output_dim"] = int(features.shape[1])
     with rec.stage("evaluate"):
         metrics = evaluator.evaluate(features, dataset, split)

@@ -80,12 +80,26 @@ class KNN(Evaluator):
                      info=info)
 
     def evaluate(self, features: np.ndarray, dataset: Dataset, split: Split) -> dict[str, float]:
+        """Accuracy (%) of k-NN over the test samples.
+
+        Samples without local descriptors (``split.empty_rows``) have no evidence: they are left out
+        of the neighbour database (else their zero vectors would be every query's nearest neighbour)
+        and, as test samples, count as misclassified. Both counts are recorded.
+        """
         y = dataset.labels
-        train_X = features[split.train_indices]
+        empty = split.empty_mask(features.shape[0])
+        train = split.train_indices[~empty[split.train_indices]]
+        test = split.test_indices
+        if train.size == 0:
+            raise ValueError(f"knn: every training sample of {dataset.name!r} has no local descriptors")
+        train_X = features[train]
         space = fit_metric_space(train_X, self.metric, self.p, self.covariance)
-        pred = knn_predict(train_X, y[split.train_indices], features[split.test_indices], self.k, space=space)
+        pred = knn_predict(train_X, y[train], features[test], self.k, space=space)
+        correct = (pred == y[test]) & ~empty[test]
         split.info["knn_metric"] = space.info
-        return {"accuracy": float(100.0 * np.mean(pred == y[split.test_indices]))}
+        split.info["empty_samples"] = {"train_left_out": int(empty[split.train_indices].sum()),
+                                       "test_counted_wrong": int(empty[test].sum())}
+        return {"accuracy": float(100.0 * np.mean(correct))}
 
 
 @hookimpl

@@ -169,9 +169,18 @@ class Retrieval(Evaluator):
         gt = dataset.ground_truth
         db = self._database(dataset)
         rows = self._query_rows(dataset, features.shape[0])
+        empty = split.empty_mask(features.shape[0])
         order = rank_database(features[db], features[rows], self.metric, self.p, self.covariance)
+        # Database images without descriptors have no evidence: ranked last (stable), never as the
+        # near-zero-distance hubs their zero vectors would be. Queries without descriptors score 0.
+        order = _empty_last(order, empty[db])
         aps, precisions = [], {k: [] for k in self._ks}
         for q in range(gt.queries.size):
+            if empty[rows[q]]:
+                aps.append(0.0)
+                for k in self._ks:
+                    precisions[k].append(0.0)
+                continue
             ranked = db[order[q]]
             if gt.exclude_query_from_ranking:
                 ranked = ranked[ranked != gt.queries[q]]
@@ -179,9 +188,18 @@ class Retrieval(Evaluator):
             for k in self._ks:
                 precisions[k].append(precision_at_k(ranked, gt.positives[q], k, gt.junk[q]))
         split.info["per_query_ap"] = {str(dataset.sample_ids[i]): float(ap) for i, ap in zip(gt.queries, aps)}
+        split.info["empty_samples"] = {"database_ranked_last": int(empty[db].sum()),
+                                       "queries_scored_zero": int(empty[rows].sum())}
         metrics = {"mAP": float(100.0 * np.mean(aps))}
         metrics.update({f"precision@{k}": float(100.0 * np.mean(v)) for k, v in precisions.items()})
         return metrics
+
+
+def _empty_last(order: np.ndarray, empty_db: np.ndarray) -> np.ndarray:
+    """``order`` (``(t, n)`` database rows per query) with the rows flagged in ``empty_db`` moved last, stably."""
+    if not empty_db.any():
+        return order
+    return np.take_along_axis(order, np.argsort(empty_db[order], axis=1, kind="stable"), axis=1)
 
 
 @hookimpl

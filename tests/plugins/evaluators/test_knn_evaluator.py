@@ -129,3 +129,32 @@ def test_compare_reports_mean_std_and_wilcoxon(tmp_path, capsys):
 
     table = pd.read_csv(tmp_path / "cmp.csv")
     assert table["p_vs_best"].dropna().tolist() == [pytest.approx(p)]
+
+
+def test_samples_without_descriptors_neither_match_nor_score():
+    """Zero vectors of empty samples are at distance 1 from every unit vector, closer than any two nearly
+    orthogonal unit vectors (sqrt 2): left in the database they would be every query's nearest neighbour."""
+    from lfabench.dataset import Dataset
+
+    KNN = get_plugin("evaluator", "knn")
+    rng = np.random.default_rng(0)
+    labels = np.repeat(np.arange(3), 10)
+    centres = np.linalg.qr(rng.normal(size=(400, 3)))[0].T            # three orthonormal class directions
+    X = centres[labels] + 1.5 * rng.normal(size=(30, 400)) / np.sqrt(400)  # same-class cosine ~0.3: distance > 1
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    ds = Dataset(name="toy", task="classification", sample_ids=[f"s{i}" for i in range(30)], labels=labels,
+                 images=[np.zeros((2, 2))] * 30)
+    ev = KNN()
+    split = ev.split(ds, 0)
+    empty_train = split.train_indices[labels[split.train_indices] == 0][:1]
+    X[empty_train] = 0.0
+    without_fix = ev.evaluate(X, ds, split)["accuracy"]              # no empty_rows: the zero row is a hub
+    split.empty_rows = np.isin(np.arange(30), empty_train)
+    assert ev.evaluate(X, ds, split)["accuracy"] == 100.0 > without_fix
+    assert split.info["empty_samples"] == {"train_left_out": 1, "test_counted_wrong": 0}
+    empty_test = split.test_indices[:1]
+    X[empty_test] = 0.0
+    split.empty_rows = np.isin(np.arange(30), np.concatenate([empty_train, empty_test]))
+    expected = 100.0 * (split.test_indices.size - 1) / split.test_indices.size
+    assert ev.evaluate(X, ds, split)["accuracy"] == pytest.approx(expected)
+    assert split.info["empty_samples"]["test_counted_wrong"] == 1

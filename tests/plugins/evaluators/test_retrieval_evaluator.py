@@ -161,3 +161,22 @@ def test_end_to_end_through_the_runner(tmp_path):
     assert saved["split"]["per_query_ap"] == {"img0": 1.0, "img4": 0.25}
     assert saved["split"]["query_region"].startswith("bbox")
     assert record["output_dim"] == 2 and saved["split"]["n_database"] == 6
+
+
+def test_database_images_without_descriptors_rank_last_and_empty_queries_score_zero():
+    Retrieval = get_plugin("evaluator", "retrieval")
+    ds = make_dataset()
+    ev = Retrieval(query_region="full")
+    split = ev.split(ds, 0)
+    features = MeanPool().fit(ds.bags).transform(ds.bags)
+    # img2 lost its descriptors: its zero row must not be ranked by distance (query 0 is nearest to it)
+    features[2] = 0.0
+    split.empty_rows = np.arange(6) == 2
+    ev.evaluate(features, ds, split)
+    # query 0 = img0 (5, 5): ranking of the rest by distance 0, 3, 5(junk), 1, 4 and img2 last
+    assert split.info["per_query_ap"]["img0"] == pytest.approx(compute_ap_cpp([1, 3, 0], [5], [0, 3, 5, 1, 4, 2]))
+    assert split.info["empty_samples"] == {"database_ranked_last": 1, "queries_scored_zero": 0}
+    split.empty_rows = np.arange(6) == 4  # query img4 has nothing to search with
+    metrics = ev.evaluate(features, ds, split)
+    assert split.info["per_query_ap"]["img4"] == 0.0 and split.info["empty_samples"]["queries_scored_zero"] == 1
+    assert metrics["mAP"] == pytest.approx(100 * split.info["per_query_ap"]["img0"] / 2)
