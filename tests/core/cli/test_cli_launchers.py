@@ -14,7 +14,11 @@ SWEEP = ["run", "-m", "aggregator=bow", "aggregator.params.n_clusters=8", "datas
 
 
 def _need(module: str, extra: str = 'pip install "lfabench[launchers]"'):
-    if importlib.util.find_spec(module) is None:
+    try:
+        found = importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # the namespace package hydra_plugins itself is absent
+        found = False
+    if not found:
         pytest.skip(f"{module} is not installed ({extra})")
 
 
