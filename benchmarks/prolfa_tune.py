@@ -10,6 +10,7 @@ mean descriptor (what every ProLFA vector is a linear map of), and on d̄ random
 descriptors used as prototypes (where the fit starts).
 
     flock /tmp/lfabench-bench.lock .venv/bin/python benchmarks/prolfa_tune.py [--dbar 256] [--out prolfa_tune]
+    # the kernel: --feature-map nystroem_rbf --n-components 256 1024 --gamma 1 2 4 --lambda1 0.1 --lambda2 1
 
 Writes ``benchmarks/out/<out>.csv`` after every fit (an interrupted run keeps what it measured).
 """
@@ -33,7 +34,7 @@ from lfabench_plugins.aggregators.prolfa import normalize_descriptors, parse_nor
 from lfabench_plugins.evaluators.splits import stratified_split  # noqa: E402
 from lfabench_plugins.aggregators.prolfa.plugin import ProLFA  # noqa: E402
 
-KEYS = ["normalize", "lambda1", "lambda2", "n_prototypes", "max_support", "seconds", "iterations", "converged",
+KEYS = ["feature_map", "n_components", "gamma", "scale", "normalize", "lambda1", "lambda2", "n_prototypes", "max_support", "seconds", "iterations", "converged",
         "nnz_per_column", "val_acc", "val_acc_l2", "final_objective"]
 
 
@@ -61,6 +62,12 @@ def main():
     ap.add_argument("--normalize", nargs="*", default=["l2", "rootsift", "l2_centered", "rootsift_centered"])
     ap.add_argument("--max-support", type=int, default=-1, help="-1: the plugin's default; 0: no cap")
     ap.add_argument("--search-every", type=int, default=None, help="ProLFA search_every (default: the plugin's)")
+    ap.add_argument("--feature-map", nargs="*", default=["linear"], help="ProLFA feature_map values (the kernel)")
+    ap.add_argument("--n-components", type=int, nargs="*", default=[1024], help="feature-map dimensions D")
+    ap.add_argument("--gamma", type=float, nargs="*", default=[2.0], help="RBF gamma values")
+    ap.add_argument("--scale", nargs="*", default=["1.0"], help="ProLFA scale values (floats or auto)")
+    ap.add_argument("--max-iter", type=int, default=None, help="ProLFA max_iter (default: the plugin's)")
+    ap.add_argument("--no-references", action="store_true", help="skip the mean / random-prototype references")
     ap.add_argument("--out", default="prolfa_tune")
     args = ap.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
@@ -69,11 +76,11 @@ def main():
     fit, val = bags.subset(fit_idx), bags.subset(val_idx)
     y_fit, y_val = labels[fit_idx], labels[val_idx]
     print(f"fit: {fit.n_samples} images, N={fit.n_descriptors}; validation: {val.n_samples} images", flush=True)
-    for norm in sorted({parse_normalization(n)[0] for n in args.normalize}):
+    for norm in ([] if args.no_references else sorted({parse_normalization(n)[0] for n in args.normalize})):
         means = [np.asarray(b.with_descriptors(normalize_descriptors(b.descriptors, norm)).means()) for b in (fit, val)]
         print(f"reference, mean {norm} descriptor (centring does not change Euclidean 1-NN): 1-NN {accuracy(means[0], y_fit, means[1], y_val)} % "
               f"(L2-normalised means: {accuracy(l2_rows(means[0]), y_fit, l2_rows(means[1]), y_val)} %)", flush=True)
-    for norm in args.normalize:
+    for norm in ([] if args.no_references else args.normalize):
         # what the fit starts from: d̄ distinct random descriptors as prototypes (ProLFA's one-hot start)
         base, centered = parse_normalization(norm)
         Xf, Xv = (normalize_descriptors(b.descriptors, base) for b in (fit, val))
@@ -86,17 +93,28 @@ def main():
     params = {} if args.max_support < 0 else {"max_support": args.max_support or None}
     if args.search_every is not None:
         params["search_every"] = args.search_every
+    if args.max_iter is not None:
+        params["max_iter"] = args.max_iter
     rows = []
     path = OUT / f"{args.out}.csv"
-    for norm, l1, l2 in itertools.product(args.normalize, args.lambda1, args.lambda2):
-        est = ProLFA(n_prototypes=args.dbar, lambda1=l1, lambda2=l2, normalize=norm, random_state=0, **params)
+    kernels = [("linear", None, None)] if args.feature_map == ["linear"] else [
+        (f, (n if f != "linear" else None), (g if f != "linear" else None))
+        for f in args.feature_map for n in args.n_components for g in args.gamma]
+    kernels = list(dict.fromkeys(kernels))
+    scales = [v if v == "auto" else float(v) for v in args.scale]
+    for (fmap, comps, gamma), scale, norm, l1, l2 in itertools.product(kernels, scales, args.normalize, args.lambda1,
+                                                                       args.lambda2):
+        kern = {} if fmap == "linear" else dict(feature_map=fmap, n_components=comps, gamma=gamma)
+        kern["scale"] = scale
+        est = ProLFA(n_prototypes=args.dbar, lambda1=l1, lambda2=l2, normalize=norm, random_state=0, **kern,
+                     **params)
         t0 = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             est.fit(fit, y_fit)
         seconds = time.perf_counter() - t0
         F_fit, F_val = est.transform(fit), est.transform(val)
-        row = dict(normalize=norm, lambda1=l1, lambda2=l2, n_prototypes=args.dbar, max_support=est.max_support,
+        row = dict(feature_map=fmap, n_components=comps, gamma=gamma, scale=scale, normalize=norm, lambda1=l1, lambda2=l2, n_prototypes=args.dbar, max_support=est.max_support,
                    seconds=round(seconds, 1), iterations=est.n_iter_, converged=bool(est.converged_),
                    nnz_per_column=round(est.selection_.nnz / args.dbar, 1),
                    val_acc=accuracy(F_fit, y_fit, F_val, y_val),

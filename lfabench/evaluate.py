@@ -53,6 +53,10 @@ class Evaluator(BaseEstimator):
 
     #: The dataset task this protocol scores.
     task: str = "classification"
+    #: Parameters that only decide which labels the aggregator is given (e.g. ``labelled_fraction``):
+    #: an aggregator that never reads labels ignores them, and the run record says so
+    #: (``ignored_params``) so the leaderboard does not split one method's rows on them.
+    label_params: tuple[str, ...] = ()
 
     def check_dataset(self, dataset: Dataset) -> None:
         if dataset.task != self.task:

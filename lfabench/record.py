@@ -58,6 +58,7 @@ class RunRecord(TypedDict, total=False):
     plugins: dict[str, PluginOrigin]         # kind -> origin
     config: dict[str, Any]                   # the resolved config (Hydra), seeds included
     setting: dict[str, Any]                  # kind -> {name, params} before interpolation: seed-free
+    ignored_params: list[str]                # "<kind>.<param>" of the setting that could not change this run
     seed: int | None                         # None only when the config's seed was not an integer (failed at config)
     time_limit_s: float | None               # the run's time limit (config `time_limit`), None for none
     metrics: dict[str, float]
@@ -81,7 +82,9 @@ class RunRecord(TypedDict, total=False):
 #: Fields every readable record has.
 REQUIRED_FIELDS = ("schema_version", "status", "config", "seed", "metrics", "timings_s")
 _FIELD_TYPES = {"schema_version": int, "status": str, "error": (dict, type(None)), "plugins": dict, "config": dict,
-                "setting": dict, "seed": (int, type(None)), "time_limit_s": (float, int, type(None)), "metrics": dict, "timings_s": dict, "peak_rss_mb": (float, int, type(None)),
+                "setting": dict, "ignored_params": list, "seed": (int, type(None)),
+                "time_limit_s": (float, int, type(None)), "metrics": dict, "timings_s": dict,
+                "peak_rss_mb": (float, int, type(None)),
                 "peak_rss_mb_by_stage": dict, "dataset": (dict, type(None)), "descriptors": dict,
                 "split": (dict, type(None)), "fit_cache": list, "fit_info": dict, "output_dim": int, "started_at": str,
                 "finished_at": (str, type(None)), "lfabench_version": str, "git_revision": (str, type(None)),

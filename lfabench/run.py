@@ -83,12 +83,15 @@ def _run_stages(rec: RunRecorder, cfg: dict[str, Any], raw_seed) -> dict[str, fl
             check_params(kind, spec.name, spec.factory, _params(cfg, kind))
         descriptor, evaluator, aggregator = (_build(specs[k], _params(cfg, k), k)
                                              for k in ("descriptor", "evaluator", "aggregator"))
+        rec.data["ignored_params"] = ignored_params(aggregator, evaluator)
     with rec.stage("dataset"):
         dataset = specs["dataset"].factory(**_params(cfg, "dataset"))
         dataset.skip_corrupt_images = skip_corrupt
         rec.data["dataset"] = dataset.summary()
     with rec.stage("descriptors"):
-        bags = descriptor.describe(dataset, cache=bool(cfg.get("cache", True)))
+        # descriptors have their own switch: a timing run refits codebooks (cache=false) but need not
+        # re-extract SIFT for every method, which it does not time as aggregation anyway
+        bags = descriptor.describe(dataset, cache=bool(cfg.get("cache_descriptors", cfg.get("cache", True))))
         rec.data["descriptors"] = {"n_descriptors": bags.n_descriptors, "dim": bags.dim,
                                    "empty_samples": int(bags.empty_samples().size)}
         if callable(getattr(descriptor, "record_info", None)):  # cap rule, cache hit/miss (additive)
@@ -111,6 +114,14 @@ def _run_stages(rec: RunRecorder, cfg: dict[str, Any], raw_seed) -> dict[str, fl
         metrics = evaluator.evaluate(features, dataset, split)
         rec.data["split"].update(split.info)  # evaluators may add per-query results (e.g. AP)
     return metrics
+def ignored_params(aggregator, evaluator) -> list[str]:
+    """The evaluator's label parameters (``Evaluator.label_params``) when the aggregator never reads labels.
+
+    An aggregator reads labels when it declares ``supervised`` or ``semi_supervised``; a plain
+    scikit-learn style plugin without those flags is taken as unsupervised (it ignores ``y``).
+    """
+    uses_labels = getattr(aggregator, "supervised", False) or getattr(aggregator, "semi_supervised", False)
+    return [] if uses_labels else [f"evaluator.{p}" for p in getattr(evaluator, "label_params", ())]
 
 
 def format_summary(record: dict[str, Any]) -> str:

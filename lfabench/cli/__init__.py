@@ -31,7 +31,7 @@ def _cmd_leaderboard(args) -> int:
               f"exists here; run `lfabench run` first or pass RUN_DIRS", file=sys.stderr)
         return 2
     try:
-        out = build_leaderboard(paths, args.out, args.name)
+        out = build_leaderboard(paths, args.out, args.name, command=" ".join(["lfabench", *args.argv]))
     except FileNotFoundError as exc:
         print(f"lfabench leaderboard: {exc}", file=sys.stderr)
         return 2
@@ -74,6 +74,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     warnings.simplefilter("default")
     args = build_parser().parse_args(argv)
+    args.argv = argv  # the command line as typed: the leaderboard states it under every table
     return int(args.func(args) or 0)
 
 

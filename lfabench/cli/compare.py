@@ -32,6 +32,8 @@ def compare_table(run_paths) -> "pd.DataFrame":
 def to_markdown(table) -> str:
     import pandas as pd
 
+    from ..leaderboard.cells import p_cell, score_cell
+
     if table.empty:
         return "_No successful run records found._"
     parts = []
@@ -40,14 +42,13 @@ def to_markdown(table) -> str:
         parts += [f"## {dataset} — {descriptor} — {evaluator} — {metric}", ""]
         shown = pd.DataFrame({
             "method": tab["method"].values,
-            metric: [f"{m:.2f} ± {s:.2f}" for m, s in zip(tab["mean"], tab["std"])],
+            metric: [score_cell(m, s, n) for m, s, n in zip(tab["mean"], tab["std"], tab["n_seeds"])],
             "seeds": tab["n_seeds"].values,
-            "p vs best (pairs)": ["best" if b else ("—" if pd.isna(p) else f"{p:.4g} ({int(n)})")
-                                  for b, p, n in zip(tab["best"], tab["p_vs_best"], tab["n_pairs"])],
+            "p vs best (pairs)": [p_cell(p, n, b) for b, p, n in zip(tab["best"], tab["p_vs_best"], tab["n_pairs"])],
         })
         parts += [shown.to_markdown(index=False), ""]
     parts.append("p: paired two-sided exact Wilcoxon signed-rank test against the best method, over shared seeds "
-                 "(zero differences dropped).")
+                 "(zero differences dropped); shown from 6 pairs on, below which it cannot reach 0.05.")
     conflicted = table[table["conflicts"] > 0] if "conflicts" in table else table.iloc[:0]
     for _, row in conflicted.iterrows():
         parts.append(f"warning: {row['method']} on {row['dataset']}/{row['metric']}: repeated records of "

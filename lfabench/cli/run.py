@@ -109,7 +109,7 @@ def register_primary_config() -> None:
 
 
 def yaml_options(group: str, extra_paths: list[str] = ()) -> set[str]:
-    """Options of a config group that are yaml files.
+    """Options of a config group that are yaml files (nested folders included: ``smoke/bow``).
 
     Looked up in lfabench's ``conf/``, plugin packages' config folders and ``extra_paths``
     (``file://`` or ``pkg://`` search paths given as ``hydra.searchpath=[...]``).
@@ -121,10 +121,19 @@ def yaml_options(group: str, extra_paths: list[str] = ()) -> set[str]:
                 folder = resources.files(path[len("pkg://"):]) / group
             else:
                 folder = Path(path[len("file://"):] if path.startswith("file://") else path) / group
-            options |= {f.name[:-5] for f in folder.iterdir() if f.name.endswith(".yaml")}
+            options |= set(_yaml_names(folder))
         except (ModuleNotFoundError, FileNotFoundError, NotADirectoryError):
             continue
     return options
+
+
+def _yaml_names(folder, prefix: str = ""):
+    """``name`` of every ``name.yaml`` under ``folder``, nested ones as ``sub/name`` (Hydra's option syntax)."""
+    for entry in folder.iterdir():
+        if entry.is_dir():
+            yield from _yaml_names(entry, f"{prefix}{entry.name}/")
+        elif entry.name.endswith(".yaml"):
+            yield prefix + entry.name[:-5]
 
 
 def config_options(group: str, extra_paths: list[str] = ()) -> list[str]:
@@ -166,6 +175,7 @@ def task(cfg) -> None:
     from omegaconf import OmegaConf
 
     from ..resume import complete_record
+    from ..dataset import DatasetNotFoundError
     from ..run import format_summary, run_benchmark
 
     logging.getLogger("faiss.loader").setLevel(logging.WARNING)
@@ -180,6 +190,11 @@ def task(cfg) -> None:
     try:
         record = run_benchmark(config, run_dir, setting=setting, time_limit_s=cfg.get("time_limit"))
     except BaseException as exc:  # a plugin's SystemExit/KeyboardInterrupt or the time limit ends this run only
+        if isinstance(exc, DatasetNotFoundError):
+            # Absent data fails every job of a sweep alike: stop at the first, whatever continue_on_error says.
+            # Hydra records an Exception and launches the next job; SystemExit is not one, so it ends the sweep.
+            print(f"lfabench run: stopped before any other run: {exc}", file=sys.stderr)
+            raise SystemExit(2) from None
         user_error = isinstance(exc, USER_ERRORS)
         if not cfg.get("continue_on_error", False) and not user_error:
             raise

@@ -1,4 +1,10 @@
-"""Leaderboard plots: one horizontal bar chart (mean ± std over seeds) per (dataset, evaluator, metric)."""
+"""Leaderboard plots, one per (dataset, evaluator, metric): mean ± std over seeds and every seed's score.
+
+A dot plot, not bars: the axis spans the scores (a 90–97 spread stays visible instead of starting
+at 0, which bars would need to be honest); each seed is a small grey point beside its mean, so the
+per-seed spread is seen, not summarised. The figure grows with the longest label and the file is
+cut to its content, so long labels squeeze nothing and no axis label is clipped.
+"""
 
 from __future__ import annotations
 
@@ -10,28 +16,74 @@ import pandas as pd
 from ..storage import atomic_write
 
 
-def plot_tables(summary: pd.DataFrame, out_dir: Path, name: str) -> list[Path]:
-    """Write ``<name>-<dataset>-<evaluator>-<metric>.png`` for every table; returns the paths."""
-    if summary.empty:
-        return []
+def _pyplot():
     import matplotlib
 
     matplotlib.use("Agg")  # files only; never needs a display
     import matplotlib.pyplot as plt
 
-    paths = []
-    for (dataset, evaluator, metric), tab in summary.groupby(["dataset", "evaluator", "metric"], sort=True):
+    return plt
+
+
+def slug(*parts: str) -> str:
+    """A file-name-safe stem."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", "-".join(parts))
+
+
+def save_png(fig, path: Path) -> Path:
+    """Write ``fig`` atomically, cut to its content (nothing clipped), and close it."""
+    with atomic_write(path, "wb") as fh:
+        fig.savefig(fh, format="png", dpi=110, bbox_inches="tight")
+    _pyplot().close(fig)
+    return path
+
+
+def score_range(lows, highs) -> tuple[float, float]:
+    """An axis range around the data with a small margin (never forced to include 0)."""
+    lo, hi = float(min(lows)), float(max(highs))
+    pad = max((hi - lo) * 0.08, abs(hi) * 0.005, 0.5)
+    return lo - pad, hi + pad
+
+
+def plot_tables(summary: pd.DataFrame, out_dir: Path, name: str,
+                per_seed: pd.DataFrame | None = None) -> dict[str, list[Path]]:
+    """Write ``<name>-<dataset>-<evaluator>-<metric>.png`` per table; returns ``{table title: [path]}``.
+
+    ``per_seed``: the records frame with the leaderboard's labels (one row per run and metric, with
+    ``setting``, ``seed``, ``value``); its scores are drawn as points beside each mean.
+    """
+    from .tables import table_groups
+
+    plots: dict[str, list[Path]] = {}
+    if summary.empty:
+        return plots
+    plt = _pyplot()
+    for title, metric, tab in table_groups(summary):
+        dataset, evaluator = tab["dataset"].iloc[0], tab["evaluator"].iloc[0]
         tab = tab.iloc[::-1]  # best at the top
         labels = [f"{a} ({d}, n={n})" for a, d, n in zip(tab["aggregator"], tab["descriptor"], tab["n_seeds"])]
-        fig, ax = plt.subplots(figsize=(8, 0.45 * len(tab) + 1.2))
-        ax.barh(labels, tab["mean"], xerr=tab["std"], color="#4c72b0", capsize=3)
-        ax.set_xlabel(f"{metric} (mean ± std over seeds)")
+        longest = max(len(lab) for lab in labels)
+        fig, ax = plt.subplots(figsize=(5 + 0.075 * longest, 0.4 * len(tab) + 1.3))
+        ys = list(range(len(tab)))
+        std = tab["std"].fillna(0.0)
+        lows, highs = list(tab["mean"] - std), list(tab["mean"] + std)
+        if per_seed is not None and not per_seed.empty:
+            seeds = per_seed[(per_seed["dataset"] == dataset) & (per_seed["evaluator"] == evaluator)
+                             & (per_seed["metric"] == metric)]
+            for y, setting in zip(ys, tab["setting"]):
+                values = seeds.loc[seeds["setting"] == setting, "value"]
+                ax.scatter(values, [y - 0.18] * len(values), s=12, color="#888888", zorder=2,
+                           label="one seed" if y == 0 else None)
+                lows += list(values)
+                highs += list(values)
+        ax.errorbar(tab["mean"], ys, xerr=std, fmt="o", color="#4c72b0", capsize=3, zorder=3,
+                    label="mean ± std (no bar: one seed)")
+        ax.set_yticks(ys, labels)
+        ax.set_xlim(*score_range(lows, highs))
+        ax.grid(axis="x", alpha=0.3)
+        ax.set_xlabel(f"{metric} (mean ± std over seeds; grey: each seed)")
         ax.set_title(f"{dataset} — {evaluator}")
-        fig.tight_layout()
-        slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{name}-{dataset}-{evaluator}-{metric}")
-        path = out_dir / f"{slug}.png"
-        with atomic_write(path, "wb") as fh:
-            fig.savefig(fh, format="png", dpi=110)
-        plt.close(fig)
-        paths.append(path)
-    return paths
+        ax.legend(loc="lower right", fontsize="small")
+        path = save_png(fig, out_dir / f"{slug(name, dataset, evaluator, metric)}.png")
+        plots.setdefault(title, []).append(path)
+    return plots

@@ -8,6 +8,7 @@ as ``aggregator[param=value, ...]`` with the parameters that tell them apart.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import warnings
@@ -19,7 +20,7 @@ import pandas as pd
 from ..evaluation.significance import significance_by_group
 from ..plugin import KINDS
 from ..record import RESULT_FILE, plugin_setting, read_record
-from ..storage import write_text_atomic
+from .cells import MIN_PAIRS_FOR_P, number_cell, p_cell, score_cell
 
 DEFAULT_RUN_ROOTS = ("lfabench_runs", "lfabench_multirun")
 GROUP_COLUMNS = ["dataset", "descriptor", "aggregator", "evaluator", "metric"]
@@ -39,8 +40,16 @@ def find_records(paths: Iterable[Path | str]) -> list[Path]:
 
 
 def _setting(record: dict) -> dict:
-    """The plugin configs before interpolation (``${seed}`` literal): runs sharing it differ only by seed."""
-    return plugin_setting(record.get("setting") or record["config"])
+    """The plugin configs before interpolation (``${seed}`` literal): runs sharing it differ only by seed.
+
+    Parameters the record lists as ``ignored_params`` (e.g. the evaluator's ``labelled_fraction`` for an
+    unsupervised aggregator) are left out: they could not change the run, so they must not split its rows.
+    """
+    setting = copy.deepcopy(plugin_setting(record.get("setting") or record["config"]))
+    for dotted in record.get("ignored_params") or ():
+        kind, _, param = dotted.partition(".")
+        ((setting.get(kind) or {}).get("params") or {}).pop(param, None)
+    return setting
 
 
 def _flatten(prefix: str, params: dict) -> dict[str, str]:
@@ -82,10 +91,16 @@ def dedupe_runs(df: pd.DataFrame) -> pd.DataFrame:
     if df.empty:
         return df.assign(n_records=pd.Series(dtype=int), conflict=pd.Series(dtype=bool))
     keys = GROUP_COLUMNS + ["setting", "seed"]
-    g = df.groupby(keys, sort=False)
+    for col in ("peak_rss_mb", "output_dim", "lfabench_version", "git_revision", "finished_at", "transform_s"):
+        if col not in df:
+            df = df.assign(**{col: None})
+    g = df.groupby(keys, sort=False, dropna=False)
     out = g.agg(value=("value", "mean"), lo=("value", "min"), hi=("value", "max"), n_records=("value", "size"),
                 params=("params", "first"), fit_s=("fit_s", "mean"), transform_s=("transform_s", "mean"),
-                path=("path", lambda p: " | ".join(sorted(set(p))))).reset_index()
+                peak_rss_mb=("peak_rss_mb", "max"), output_dim=("output_dim", "first"),
+                lfabench_version=("lfabench_version", "first"), git_revision=("git_revision", "first"),
+                finished_at=("finished_at", "max"),
+                path=("path", lambda p: ";".join(sorted(set(p))))).reset_index()
     out["conflict"] = (out["hi"] - out["lo"]) > 1e-9 * (1.0 + out["hi"].abs())
     return out.drop(columns=["lo", "hi"])
 
@@ -116,8 +131,26 @@ def records_frame(record_paths: Iterable[Path]) -> tuple[pd.DataFrame, list[dict
         for metric, value in rec["metrics"].items():
             rows.append({**base, "metric": metric, "value": value, "seed": rec["seed"], "setting": setting_id,
                          "params": params, "fit_s": rec["timings_s"].get("fit"),
-                         "transform_s": rec["timings_s"].get("transform"), "path": str(path)})
+                         "transform_s": rec["timings_s"].get("transform"), "path": str(path),
+                         **_provenance(rec)})
     return pd.DataFrame(rows), failed
+
+
+def _aggregation_memory(rec: dict) -> float | None:
+    """Peak resident memory (MiB) sampled while the aggregator fitted and transformed.
+
+    Not the record's process-wide ``peak_rss_mb``: in a sweep, one process runs every job, so that
+    peak only grows from job to job and would charge a method for its predecessors.
+    """
+    by_stage = [v for k, v in (rec.get("peak_rss_mb_by_stage") or {}).items() if k in ("fit", "transform")]
+    return max(by_stage) if by_stage else rec.get("peak_rss_mb")
+
+
+def _provenance(rec: dict) -> dict:
+    """Per-record columns beside the score: cost (memory, output size) and where the run came from."""
+    return {"peak_rss_mb": _aggregation_memory(rec), "output_dim": rec.get("output_dim"),
+            "lfabench_version": rec.get("lfabench_version"), "git_revision": rec.get("git_revision"),
+            "finished_at": rec.get("finished_at")}
 
 
 def _labels(df: pd.DataFrame) -> pd.Series:
@@ -136,113 +169,130 @@ def _labels(df: pd.DataFrame) -> pd.Series:
     return labels
 
 
+def labelled(df: pd.DataFrame) -> pd.DataFrame:
+    """The records frame with ``aggregator`` replaced by the leaderboard's label (its distinguishing parameters)."""
+    return df if df.empty else df.assign(aggregator=_labels(df))
+
+
 def summarize(df: pd.DataFrame) -> pd.DataFrame:
-    """Mean, std (ddof=1; 0 for one seed), number of distinct seeds and records per cell.
+    """Mean, std (ddof=1; NaN for one seed: unknown, not zero), distinct seeds and runs per cell, and costs.
 
     Every (setting, seed) counts once (:func:`dedupe_runs`): ``n_runs`` is the number of records
     read, ``conflicts`` the number of seeds whose repeated records disagree.
 
+    Costs per cell: ``fit_s_mean``, ``transform_s_mean`` (seconds), ``peak_rss_mb_max`` (MiB, the
+    largest over the runs) and ``output_dim``. Provenance: ``paths`` (the records, ``;``-separated),
+    ``git_revisions`` and ``lfabench_versions`` (distinct values).
+
     ``p_vs_best``/``n_pairs``: the paired two-sided exact Wilcoxon p-value of each setting
     against the best one of its (dataset, descriptor, evaluator, metric), over the seeds
-    both have (:func:`lfabench.evaluation.significance.compare_to_best`).
+    both have (:func:`lfabench.evaluation.significance.compare_to_best`); NaN with fewer than
+    :data:`~lfabench.leaderboard.cells.MIN_PAIRS_FOR_P` pairs, where the exact test cannot reach 0.05.
     """
     if df.empty:
-        return pd.DataFrame(columns=GROUP_COLUMNS + ["setting", "mean", "std", "n_seeds", "n_runs", "conflicts", "seeds",
-                                                     "fit_s_mean", "best", "p_vs_best", "n_pairs"])
-    df = dedupe_runs(df)
-    df = df.assign(aggregator=_labels(df))
+        return pd.DataFrame(columns=SUMMARY_COLUMNS)
+    df = labelled(dedupe_runs(df))  # one value per (setting, seed), wherever its records lie
     g = df.groupby(GROUP_COLUMNS + ["setting"], sort=True)
     out = g.agg(mean=("value", "mean"), std=("value", "std"), n_seeds=("seed", "nunique"),
-                n_runs=("n_records", "sum"), conflicts=("conflict", "sum"),
-                fit_s_mean=("fit_s", "mean")).reset_index()
+                n_runs=("n_records", "sum"), conflicts=("conflict", "sum"), fit_s_mean=("fit_s", "mean"), transform_s_mean=("transform_s", "mean"),
+                peak_rss_mb_max=("peak_rss_mb", "max"), output_dim=("output_dim", "max")).reset_index()
+    out.loc[out["n_seeds"] < 2, "std"] = float("nan")  # one seed: the spread is unknown, not zero
     out["conflicts"] = out["conflicts"].astype(int)
-    out["std"] = out["std"].fillna(0.0)
     out["seeds"] = g["seed"].apply(lambda s: ",".join(map(str, sorted(set(s))))).values
+    out["paths"] = g["path"].apply(lambda s: ";".join(sorted({q for v in s for q in v.split(";")}))).values
+    out["git_revisions"] = g["git_revision"].apply(_distinct).values
+    out["lfabench_versions"] = g["lfabench_version"].apply(_distinct).values
     keys = ["dataset", "descriptor", "evaluator", "metric"]
     sig = significance_by_group(df, keys, method="setting")[keys + ["setting", "best", "p_vs_best", "n_pairs"]]
     out = out.merge(sig, on=keys + ["setting"], how="left")
-    return out.sort_values(["dataset", "evaluator", "metric", "mean"], ascending=[True, True, True, False])
+    out.loc[out["n_pairs"].fillna(0) < MIN_PAIRS_FOR_P, "p_vs_best"] = float("nan")
+    out = out.sort_values(["dataset", "evaluator", "metric", "mean"], ascending=[True, True, True, False])
+    return out[SUMMARY_COLUMNS]
 
 
-INTRO = ("Generated by `lfabench leaderboard` from run records only; mean ± sample std over seeds; p: paired "
-         "two-sided exact Wilcoxon signed-rank test against the best setting of the same descriptor, "
-         "over the seeds both have.")
+SUMMARY_COLUMNS = GROUP_COLUMNS + ["setting", "mean", "std", "n_seeds", "n_runs", "conflicts", "seeds", "fit_s_mean",
+                                   "transform_s_mean", "peak_rss_mb_max", "output_dim", "best", "p_vs_best",
+                                   "n_pairs", "paths", "git_revisions", "lfabench_versions"]
+
+
+def _distinct(values: pd.Series) -> str:
+    return ",".join(sorted({str(v) for v in values if v is not None and not pd.isna(v)}))
+
+
+INTRO = ("Generated by `lfabench leaderboard` from run records only; mean ± sample std over seeds (one seed: the "
+         "spread is unknown); p: paired two-sided exact Wilcoxon signed-rank test against the best setting of "
+         f"the same descriptor, over the seeds both have, shown from {MIN_PAIRS_FOR_P} pairs on (with fewer the "
+         "test cannot reach 0.05); times are means over runs; memory: the largest resident memory sampled during fit and transform.")
+
+#: Displayed columns that hold numbers (right-aligned), besides the score column.
+NUMERIC_COLUMNS = ("rank", "seeds", "runs", "fit time (s)", "transform time (s)", "peak memory (MiB)",
+                   "output dim")
+
+
+def table_groups(summary: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]]:
+    """``(title, metric, rows of summary)`` per (dataset, evaluator, metric), best first."""
+    return [(f"{dataset} — {evaluator} — {metric}", metric, tab)
+            for (dataset, evaluator, metric), tab in summary.groupby(["dataset", "evaluator", "metric"], sort=True)]
+
+
+def display_table(tab: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """The shown cells of one table's summary rows (see :mod:`lfabench.leaderboard.cells`)."""
+    return pd.DataFrame({
+        "rank": range(1, len(tab) + 1),
+        "descriptor": tab["descriptor"].values,
+        "aggregator": tab["aggregator"].values,
+        metric: [score_cell(m, s, n) for m, s, n in zip(tab["mean"], tab["std"], tab["n_seeds"])],
+        "seeds": tab["n_seeds"].values,
+        "runs": tab["n_runs"].values,
+        **({"repeats disagree (seeds)": tab["conflicts"].values}
+           if "conflicts" in tab and tab["conflicts"].sum() else {}),
+        "fit time (s)": [number_cell(v) for v in tab["fit_s_mean"]],
+        "transform time (s)": [number_cell(v) for v in tab["transform_s_mean"]],
+        "peak memory (MiB)": [number_cell(v, "{:.0f}") for v in tab["peak_rss_mb_max"]],
+        "output dim": [number_cell(v, "{:.0f}") for v in tab["output_dim"]],
+        "p vs best (pairs)": [p_cell(p, n, b) for p, n, b in zip(tab["p_vs_best"], tab["n_pairs"], tab["best"])],
+    })
 
 
 def display_tables(summary: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
     """One ``(title, table)`` per (dataset, evaluator, metric): rows = descriptor x aggregator, best first."""
-    tables = []
-    for (dataset, evaluator, metric), tab in summary.groupby(["dataset", "evaluator", "metric"], sort=True):
-        shown = pd.DataFrame({
-            "rank": range(1, len(tab) + 1),
-            "descriptor": tab["descriptor"].values,
-            "aggregator": tab["aggregator"].values,
-            metric: [f"{m:.2f} ± {s:.2f}" for m, s in zip(tab["mean"], tab["std"])],
-            "seeds": tab["n_seeds"].values,
-            "runs": tab["n_runs"].values,
-            **({"repeats disagree (seeds)": tab["conflicts"].values}
-               if "conflicts" in tab and tab["conflicts"].sum() else {}),
-            "fit time (s)": [f"{v:.2f}" for v in tab["fit_s_mean"]],
-            "p vs best (pairs)": [_p_cell(p, n, b)
-                                  for p, n, b in zip(tab["p_vs_best"], tab["n_pairs"], tab["best"])],
-        })
-        tables.append((f"{dataset} — {evaluator} — {metric}", shown))
-    return tables
+    return [(title, display_table(tab, metric)) for title, metric, tab in table_groups(summary)]
 
 
-def to_markdown(summary: pd.DataFrame, failed: list[dict]) -> str:
+def markdown_table(shown: pd.DataFrame) -> str:
+    """GitHub Markdown with numbers right-aligned (the score column included), text left-aligned."""
+    score = shown.columns[3]
+    align = ["right" if c in NUMERIC_COLUMNS or c == score else "left" for c in shown.columns]
+    return shown.to_markdown(index=False, colalign=align, disable_numparse=True)
+
+
+def provenance_line(tab: pd.DataFrame, command: str | None) -> str:
+    """Which command made a table and from which records (Markdown)."""
+    paths = sorted({p for cell in tab["paths"] for p in cell.split(";") if p})
+    folders = sorted({_shown_path(Path(p).parent.parent) for p in paths})
+    made = f"Made by `{command}`" if command else "Made by `lfabench leaderboard`"
+    return (f"{made} from {len(paths)} record(s) (`result.json`) under: "
+            + ", ".join(f"`{f}`" for f in folders) + ".")
+
+
+def _shown_path(path: Path) -> str:
+    """Relative to the working directory when under it (committed boards must not name a machine's home)."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def to_markdown(summary: pd.DataFrame, failed: list[dict], command: str | None = None,
+                extra_sections: list[str] = ()) -> str:
     """The leaderboard as Markdown: one table per (dataset, evaluator, metric), then the uncounted records."""
     parts = ["# lfabench leaderboard", "", INTRO, ""]
     if summary.empty:
         parts.append("_No successful run records found._")
-    for title, shown in display_tables(summary):
-        parts += [f"## {title}", "", shown.to_markdown(index=False), ""]
+    for title, metric, tab in table_groups(summary):
+        parts += [f"## {title}", "", markdown_table(display_table(tab, metric)), "", provenance_line(tab, command), ""]
+    parts += list(extra_sections)
     if failed:
         parts += [f"_{len(failed)} run record(s) not counted (failed or unreadable):_", ""]
         parts += [f"- `{f['path']}`: {f['status']} — {f['error']}" for f in failed] + [""]
     return "\n".join(parts)
-
-
-def to_html(summary: pd.DataFrame, failed: list[dict]) -> str:
-    """The same tables as a standalone HTML page (cells escaped)."""
-    import html
-
-    body = [f"<h1>lfabench leaderboard</h1><p>{html.escape(INTRO)}</p>"]
-    if summary.empty:
-        body.append("<p><em>No successful run records found.</em></p>")
-    for title, shown in display_tables(summary):
-        body += [f"<h2>{html.escape(title)}</h2>", shown.to_html(index=False, escape=True, border=0)]
-    if failed:
-        items = "".join(f"<li><code>{html.escape(f['path'])}</code>: {html.escape(str(f['status']))} — "
-                        f"{html.escape(f['error'])}</li>" for f in failed)
-        body.append(f"<p>{len(failed)} run record(s) not counted (failed or unreadable):</p><ul>{items}</ul>")
-    style = ("body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
-             "th,td{padding:4px 10px;border-bottom:1px solid #ddd;text-align:left}")
-    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>lfabench leaderboard</title>"
-            f"<style>{style}</style></head><body>{''.join(body)}</body></html>\n")
-
-
-def _p_cell(p: float, n_pairs, best: bool) -> str:
-    """``best`` for the best setting of its (dataset, descriptor, evaluator, metric), ``—`` without shared seeds."""
-    if pd.notna(best) and bool(best):
-        return "best"
-    return "—" if pd.isna(p) else f"{p:.4g} ({int(n_pairs)})"
-
-
-def build_leaderboard(run_paths: Iterable[Path | str], out_dir: Path | str = "leaderboards",
-                      name: str = "leaderboard") -> dict[str, Path]:
-    """Read records under ``run_paths``; write ``<name>.md``, ``.csv``, ``.html`` and one ``.png`` plot per table."""
-    records = find_records(run_paths)
-    df, failed = records_frame(records)
-    summary = summarize(df)
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    paths = {"markdown": out_dir / f"{name}.md", "csv": out_dir / f"{name}.csv", "html": out_dir / f"{name}.html"}
-    write_text_atomic(paths["markdown"], to_markdown(summary, failed))
-    write_text_atomic(paths["csv"], summary.to_csv(index=False))
-    write_text_atomic(paths["html"], to_html(summary, failed))
-    from .plot import plot_tables
-
-    paths["plots"] = plot_tables(summary, out_dir, name)
-    return paths
-

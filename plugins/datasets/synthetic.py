@@ -6,6 +6,10 @@ from the clusters owned by class ``c`` and the rest from clusters shared by all
 classes, so only a few descriptors are discriminative. Sizes are configurable;
 the number of descriptors per sample varies uniformly in
 ``descriptors_per_sample * [1 - size_jitter, 1 + size_jitter]``.
+
+``task="retrieval"`` turns the same bags into a search set in the Holidays style: the first sample
+of each class is its query, the other samples of the class its positives, and the query is removed
+from its own ranking (an embedded stand-in for Oxford5k/Holidays in smoke runs and tests).
 """
 
 from __future__ import annotations
@@ -14,14 +18,18 @@ import numpy as np
 
 from lfabench import PluginSpec, hookimpl
 from lfabench.bags import Bags
-from lfabench.dataset import Dataset
+from lfabench.dataset import Dataset, RetrievalGroundTruth
 
 
 def make_synthetic(n_classes: int = 2, samples_per_class: int = 50, descriptors_per_sample: int = 20,
                    dim: int = 2, clusters_per_class: int = 1, shared_clusters: int = 2,
                    class_fraction: float = 0.3, cluster_std: float = 0.5, separation: float = 4.0,
-                   size_jitter: float = 0.0, seed: int = 0) -> Dataset:
-    """A seeded synthetic classification dataset whose samples are bags of ``dim``-D points."""
+                   size_jitter: float = 0.0, seed: int = 0, task: str = "classification") -> Dataset:
+    """A seeded synthetic dataset whose samples are bags of ``dim``-D points (classification or retrieval)."""
+    if task not in ("classification", "retrieval"):
+        raise ValueError(f"synthetic: task must be classification or retrieval, got {task!r}")
+    if task == "retrieval" and samples_per_class < 2:
+        raise ValueError("synthetic: task=retrieval needs samples_per_class >= 2 (a query and a positive)")
     if n_classes < 1 or samples_per_class < 1 or descriptors_per_sample < 1 or dim < 1:
         raise ValueError("synthetic: n_classes, samples_per_class, descriptors_per_sample and dim must be >= 1")
     if not 0.0 <= class_fraction <= 1.0:
@@ -46,8 +54,14 @@ def make_synthetic(n_classes: int = 2, samples_per_class: int = 50, descriptors_
     X = means + rng.normal(scale=cluster_std, size=means.shape)
     ids = [f"synthetic_{i:05d}" for i in range(labels.size)]
     bags = Bags(X.astype(np.float32), offsets, ids=ids)
-    return Dataset(name="synthetic", task="classification", sample_ids=ids, labels=labels,
-                   class_names=[f"class_{c}" for c in range(n_classes)], bags=bags,
+    ground_truth = None
+    if task == "retrieval":
+        first = np.arange(n_classes) * samples_per_class            # each class's first sample is its query
+        ground_truth = RetrievalGroundTruth(
+            queries=first, positives=[np.arange(q + 1, q + samples_per_class) for q in first],
+            junk=[np.empty(0, dtype=np.int64) for _ in first], exclude_query_from_ranking=True)
+    return Dataset(name="synthetic", task=task, sample_ids=ids, labels=labels,
+                   class_names=[f"class_{c}" for c in range(n_classes)], bags=bags, ground_truth=ground_truth,
                    info={"generator": "class-specific + shared Gaussian clusters", "seed": seed})
 
 

@@ -42,6 +42,7 @@ class KNN(Evaluator):
     """k-NN classification accuracy (percent) on a stratified split."""
 
     task = "classification"
+    label_params = ("labelled_fraction",)  # unsupervised aggregators never see the labels
 
     def __init__(self, k: int = 1, metric: str = "euclidean", p: float | None = None, covariance: str = "auto",
                  test_fraction: float = 0.2, labelled_fraction: float = 1.0):

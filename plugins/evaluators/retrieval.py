@@ -45,6 +45,7 @@ class Retrieval(Evaluator):
     """Retrieval mAP and precision@k (percent) of whole-database rankings."""
 
     task = "retrieval"
+    label_params = ("labelled_fraction",)  # unsupervised aggregators never see the labels
 
     def __init__(self, metric: str = "euclidean", p: float | None = None, covariance: str = "auto",
                  query_region: str = "bbox", precision_at=(1, 5, 10), labelled_fraction: float = 0.2):

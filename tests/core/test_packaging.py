@@ -29,7 +29,9 @@ def test_wheel_contains_configs_plugins_and_entry_points(wheel):
     sources = {f"lfabench/{p.relative_to(REPO / 'lfabench').as_posix()}" for p in (REPO / "lfabench").rglob("*.py")}
     sources |= {f"lfabench_plugins/{p.relative_to(REPO / 'plugins').as_posix()}" for p in (REPO / "plugins").rglob("*.py")}
     sources |= {f"lfabench_conf/{p.relative_to(REPO / 'conf').as_posix()}" for p in (REPO / "conf").rglob("*.yaml")}
+    sources |= {f"lfabench/{p.relative_to(REPO / 'lfabench').as_posix()}" for p in (REPO / "lfabench").rglob("*.csv")}
     assert "lfabench_conf/config.yaml" in sources and "lfabench_plugins/aggregators/bow.py" in sources
+    assert "lfabench/leaderboard/paper_results.csv" in sources  # package data: the paper's numbers
     missing = sorted(sources - names)
     assert not missing, f"missing from the wheel: {missing}"
     (ep,) = [n for n in names if n.endswith("entry_points.txt")]

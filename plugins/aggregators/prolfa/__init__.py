@@ -10,6 +10,7 @@ One idea per module:
 * :mod:`.zstep` — the re-weighted ADMM Z-step;
 * :mod:`.cstep` — the sparse, column-blocked projected-gradient C-step;
 * :mod:`.wstep` — the Sylvester W-step;
+* :mod:`.options` — the solver's options, one validated object;
 * :mod:`.solver` — the cBCD driver (Algorithms 1 and 2);
 * :mod:`.normalize` — descriptor normalisation;
 * :mod:`.dedup` — identical descriptors are one candidate (the rule and the row maps).
@@ -33,10 +34,11 @@ from .problem import (
            objective,
 )
 from .simplex import project_columns, project_segments
+from .options import SolverOptions
 from .solver import ProLFAResult, fit_prolfa
 from .wstep import solve_w
 
 __all__ = ["distinct_rows", "expand_rows", "NORMALIZATIONS", "center_descriptors", "normalize_descriptors",
            "parse_normalization", "Problem", "exclusivity", "fit_loss", "gradient_factor",
-           "lipschitz_bound", "objective", "project_columns", "project_segments", "ProLFAResult", "fit_prolfa",
+           "lipschitz_bound", "objective", "project_columns", "project_segments", "ProLFAResult", "fit_prolfa", "SolverOptions",
            "solve_w"]

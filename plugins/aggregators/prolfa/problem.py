@@ -20,9 +20,12 @@ entries, which cost ``O(d)`` each.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
+
+from .sparsecols import combine
 
 __all__ = ["Problem", "fit_loss", "exclusivity", "objective", "gradient_factor", "gradient_entries",
            "quadratic_term", "lipschitz_bound"]
@@ -65,14 +68,31 @@ class Problem:
         return cls(X=X, Mu=Mu, Y=Y, T=T, R=R, MY=Mu.T @ Y, YtY=Y.T @ Y, Y_sq=float(np.sum(Y * Y)),
                    Sc=(Sc + Sc.T) / 2, lambda1=float(lambda1), lambda2=float(lambda2))
 
+    @cached_property
+    def scatter_curvature(self) -> float:
+        """``lambda_max(R Sc R^T)``: the data's part of :func:`lipschitz_bound`, fixed for the fit (one
+        ``d x d`` eigenproblem, computed once; at d = 256 it cost ~60 ms per outer iteration when redone)."""
+        M = self.R @ self.Sc @ self.R.T
+        return max(float(np.linalg.eigvalsh((M + M.T) / 2)[-1]), 0.0)
+
+    @cached_property
+    def top_mean_curvature(self) -> float:
+        """``lambda_max(T)`` (computed once)."""
+        return float(np.linalg.eigvalsh(self.T)[-1])
+
     @property
     def n_descriptors(self) -> int:
         return int(self.X.shape[0])
 
     def prototypes(self, C: sp.spmatrix) -> np.ndarray:
         """``P = X^T C``: ``(d, d̄)`` float64, from the sparse ``(N, d̄)`` selection."""
+        # float32 X: only the rows in C's support are gathered (float64): ``C.T @ X`` made scipy upcast all of
+        # X to float64 on every call (0.67 s per call at Scene-15 scale, load 5: measured by benchmarks/prolfa_profile.py)
         C = sp.csc_matrix(C)
-        return np.asarray((C.T @ self.X).T, dtype=np.float64)
+        if self.X.dtype == np.float64:
+            return np.asarray((C.T @ self.X).T)          # no copy of X here
+        cols = np.repeat(np.arange(C.shape[1], dtype=np.int64), np.diff(C.indptr))
+        return combine(self.X, C.indices.astype(np.int64), cols, C.data, C.shape[1])
 
 
 def fit_loss(pb: Problem, P: np.ndarray, W: np.ndarray) -> float:
@@ -145,7 +165,6 @@ def lipschitz_bound(pb: Problem, W: np.ndarray) -> float:
     eigenproblem (the notes' bound with the scatter ``Sc`` in place of ``S``;
     never larger, often far smaller).
     """
-    M = pb.R @ pb.Sc @ pb.R.T
-    lam = float(np.linalg.eigvalsh((M + M.T) / 2)[-1])
+    lam = pb.scatter_curvature
     sigma = float(np.linalg.norm(W, 2)) if W.size else 0.0
     return 2.0 * max(lam, 0.0) * (sigma * sigma + 1.0)

@@ -51,6 +51,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
+from .options import SolverOptions
 from .cstep import CandidatesExhausted, c_step, gather_rows, working_set
 from .problem import (
     Problem,
@@ -199,11 +200,192 @@ def _gradient_step(pb: Problem, W: np.ndarray, H_k: np.ndarray, ws, full_ws, c_k
     return fk, fv, k_cand
 
 
-def fit_prolfa(pb: Problem, n_prototypes: int, mu: float, eps: float, max_iter: int, tol: float,
-               max_iter_admm: int, admm_tol: float, max_iter_reweight: int, reweight_tol: float,
-               n_candidates: int, step: str, random_state, extrapolate: float = 1.0,
-               max_support: int | None = None, search_every: int = 1) -> ProLFAResult:
+@dataclass
+class _Iterate:
+    """The current point of Algorithm 2: ``C`` (and the ADMM copies ``Z``, ``Lambda``) on sorted keys, ``P``, ``W``, ``J``."""
+
+    keys: np.ndarray
+    c: np.ndarray
+    z: np.ndarray
+    lam: np.ndarray
+    C: sp.csc_matrix
+    P: np.ndarray
+    W: np.ndarray
+    J: float
+
+
+@dataclass
+class _Search:
+    """Candidate-search state: rows per column ``k_cand``, the last searched working set and when."""
+
+    k_cand: int
+    last: int | None = None
+    searched: object = None
+    confirm: bool = False     # the last change was below tol on reused rows: search and test again
+
+
+def _start(pb: Problem, opts: SolverOptions) -> _Iterate:
+    """Seeded one-hot ``C`` on distinct rows (notes, pitfall 1), ``Z = C``, ``Lambda = 0``, the optimal ``W``."""
+    N, dbar = pb.n_descriptors, opts.n_prototypes
+    keys, c = one_hot_start(N, dbar, opts.rng())
+    C = to_csc(keys, c, N, dbar)
+    P = pb.prototypes(C)
+    W = solve_w(pb, P)
+    return _Iterate(keys, c, c.copy(), np.zeros_like(c), C, P, W, objective(pb, C, W, P))
+
+
+def _first_trial_step(pb: Problem, W: np.ndarray, mu: float) -> float:
+    """The first backtracking trial: the curvature of moving mass between two typical descriptors a, b
+    (a sparse move), ``lambda_max(T) (sigma_max(W)^2 + 1) ||x_a - x_b||^2`` with the mean squared
+    distance ``2 tr(Sc) / N``; backtracking corrects it either way."""
+    sq_dist = 2.0 * float(np.trace(pb.Sc)) / max(pb.n_descriptors, 1)
+    t_top = pb.top_mean_curvature
+    return 0.5 / (t_top * (np.linalg.norm(W, 2) ** 2 + 1.0) * sq_dist + mu)
+
+
+def _candidate_rows(pb: Problem, X32: np.ndarray, H_k: np.ndarray, cur: _Iterate, search: _Search, it: int,
+                    opts: SolverOptions, stats: dict):
+    """The working set of iteration ``it``: an exact search on the first and every ``search_every``-th
+    iteration (or to confirm convergence), else the last searched rows plus the current support.
+
+    The exact search costs ~70% of an iteration at Scene-15 scale; steps on reused rows are exact on
+    that set and still descent steps. Returns ``(working set, searched?)``.
+    """
+    t0 = time.perf_counter()
+    search_now = search.confirm or search.last is None or it - search.last >= opts.search_every
+    if search_now:
+        ws = search.searched = working_set(X32, H_k, cur.keys, opts.n_prototypes, search.k_cand)
+        stats["searches"] += 1
+        stats["searched_iterations"].append(it)
+        search.last = it
+    else:
+        ws = search.searched.extended(cur.keys, pb.n_descriptors)
+    ws.Xw = gather_rows(pb.X, ws.rows)       # exact rows (float64 if X is), for all inner steps
+    stats["search_s"] += time.perf_counter() - t0
+    return ws, search_now
+
+
+def _admm(pb: Problem, W: np.ndarray, H_k: np.ndarray, ws, cur: _Iterate, search: _Search, t_step: list,
+          t_min: float, opts: SolverOptions, stats: dict):
+    """Algorithm 1 on the working set ``ws``, warm-started from ``cur``: Z-step (eq. "Zi"), C-step
+    (eq. "C", projected gradient), ``Lambda += mu (Z - C)``, until the paper's rule or ``max_iter_admm``.
+
+    ``t_step`` (a one-element list) carries the accepted C-step size between calls. Returns
+    ``(ws, c_k, cw, zw, lw, n_admm)``: the (possibly extended, restricted) working set, ``C_k`` and
+    the ADMM result ``C, Z, Lambda`` on it. Raises :class:`CandidatesExhausted` to ask for a wider search.
+    """
+    N, dbar, ksup, mu = pb.n_descriptors, opts.n_prototypes, opts.max_support, opts.mu
+    max_dense = max(8, dbar // 50)
+    c_k = align(cur.keys, cur.c, ws.keys)
+    cw, zw, lw = c_k.copy(), align(cur.keys, cur.z, ws.keys), align(cur.keys, cur.lam, ws.keys)
+    if ksup is not None:
+        # capped model: ADMM runs on the working set only (never widens the search); the
+        # gradient step, computed every iteration, is the exact one (dense columns if needed)
+        ws = ws.restricted()
+    H, n_admm = H_k, 0
+    for _ in range(opts.max_iter_admm):
+        n_admm += 1
+        # Z-step (eqs. "OptimizeZi", "F", "Zi")
+        z_new = reweighted_z_step(ws.rows, cw, zw, lw, N, mu, pb.lambda1, opts.eps, opts.max_iter_reweight,
+                                  opts.reweight_tol)
+        # C-step (eq. "C")
+        res = c_step(pb, W, H, ws, cw, mu * (cw - z_new) - lw, 0.5 * mu, dbar, 2.0 * t_step[0], t_min,
+                     opts.step == "backtracking",
+                     max_dense=max_dense if ws.bound is not None and search.k_cand < N else None,
+                     max_support=ksup)
+        stats["c_trials"] += res.n_trials
+        stats["steps"].append(res.step)
+        t_step[0] = res.step
+        c_new = res.values
+        if res.n_dense_columns:
+            stats["dense_columns"] += res.n_dense_columns
+            if res.n_dense_columns > max_dense:
+                search.k_cand = min(4 * search.k_cand, N)
+            new_ws = ws.extended(res.extra_keys, N)
+            c_new = align(ws.keys, c_new, new_ws.keys)
+            c_new[np.searchsorted(new_ws.keys, res.extra_keys)] = res.extra_values
+            c_k, cw, zw, z_new, lw = (align(ws.keys, a, new_ws.keys) for a in (c_k, cw, zw, z_new, lw))
+            ws = new_ws
+        ws = ws.restricted()
+        # dual update
+        lw = lw + mu * (z_new - c_new)
+        primal = float(np.max(np.abs(z_new - c_new)))
+        dz = float(np.max(np.abs(z_new - zw)))
+        cw, zw = c_new, z_new
+        if primal <= opts.admm_tol and dz <= opts.admm_tol:
+            break
+        if n_admm < opts.max_iter_admm:
+            H = gradient_factor(pb, combine(pb.X, ws.rows, ws.cols, cw, dbar, Xw=ws.Xw), W)
+    stats["admm_iters"].append(n_admm)
+    return ws, c_k, cw, zw, lw, n_admm
+
+
+def _descent_point(pb: Problem, W: np.ndarray, H_k: np.ndarray, ws, full_ws, c_k, cw, zw, lw, search: _Search,
+                   t_step: float, opts: SolverOptions, stats: dict):
+    """The safeguard: the accepted point for ``J(., W_k)``, never above ``C_k`` (see the module docstring).
+
+    Plain simplex: the exact line search on the segment ``C_k -> C_admm`` (extrapolated up to
+    ``extrapolate``), with the monotone projected-gradient step when the line search stalls.
+    Capped model: the better of the ADMM result and the gradient step (each rejected unless it descends).
+    Returns ``(keys, c, z, lam, s)``.
+    """
+    N, dbar, ksup = pb.n_descriptors, opts.n_prototypes, opts.max_support
+    backtracking, max_dense = opts.step == "backtracking", max(8, dbar // 50)
+    dv = cw - c_k
+    if ksup is None:
+        s_max = max_feasible_step(c_k, dv, opts.extrapolate)
+        s = line_search_entries(pb, W, H_k, ws.rows, ws.cols, c_k, dv, dbar, s_max, Xw=ws.Xw)
+        use_grad = s < STALL_STEP
+        grad_step = None
+    else:
+        # capped model: segments leave the k-sparse set, so compare the two candidate points
+        # (ADMM result, gradient step), each a descent step or rejected, by their exact J(., W_k)
+        a, b = line_coefficients(pb, W, H_k, ws.rows, ws.cols, c_k, dv, dbar, Xw=ws.Xw)
+        grad_step = _gradient_step(pb, W, H_k, ws, full_ws, c_k, t_step, backtracking, max_dense, search.k_cand,
+                                   ksup, stats)
+        fk, fv, search.k_cand = grad_step
+        ug = np.union1d(ws.keys, fk)
+        c0g = align(ws.keys, c_k, ug)
+        rg, cg = split_keys(ug, N)
+        ag, bg = line_coefficients(pb, W, H_k, rg, cg, c0g, align(fk, fv, ug) - c0g, dbar)
+        use_grad = a + b >= 0 or ag + bg <= a + b
+        s = 0.0 if use_grad else 1.0
+    stats["line_search_s"].append(s)
+    if use_grad:
+        # ADMM offered (almost) no descent: take a monotone projected-gradient step on fit +
+        # lambda1 E instead (full search bound), so that J stalls only where no descent step
+        # exists -- not merely where the ADMM move is poor (a stalled line search would
+        # otherwise pass the relative-change test: seen at Scene-15 scale with mu = 1).
+        if grad_step is None:
+            grad_step = _gradient_step(pb, W, H_k, ws, full_ws, c_k, t_step, backtracking, max_dense,
+                                       search.k_cand, ksup, stats)
+        fk, fv, search.k_cand = grad_step
+        stats["fallback_steps"] += 1
+        ukeys = np.union1d(ws.keys, fk)
+        cw, zw = align(fk, fv, ukeys), align(fk, fv, ukeys)
+        lw = align(ws.keys, lw, ukeys)
+    elif s != 1.0:
+        ukeys = ws.keys
+        cw = c_k + s * (cw - c_k)
+        zw = cw.copy()        # restart the Z copy at the accepted point; Lambda is kept
+    else:
+        ukeys = ws.keys
+    live = (cw != 0) | (zw != 0) | (lw != 0)
+    return ukeys[live], cw[live], zw[live], lw[live], s
+
+
+def fit_prolfa(pb: Problem, options: SolverOptions | None = None) -> ProLFAResult:
     """Solve eq. "ModelRelax2" (or "ModelSemi": ``pb`` then holds only labelled means) by cBCD.
+
+    ``options`` (:class:`SolverOptions`, defaults if None) says how. Algorithm 2, as written below:
+    from the one-hot start, repeat
+
+    1. candidate rows (the working set) for this iteration;
+    2. Z-subproblem by ADMM (Algorithm 1: Z-step, C-step, dual update), warm-started;
+    3. safeguard: the accepted C never raises ``J(., W_k)``;
+    4. W-step (exact Sylvester solve);
+    5. objective ``J(C, W)``;
+    6. stopping rule: relative change of J below ``tol`` on a searched iteration.
 
     ``max_support`` (k, optional) adds ``||c_j||_0 <= k`` to every column's
     simplex constraint: all C-steps project onto the k-sparse simplex
@@ -220,185 +402,74 @@ def fit_prolfa(pb: Problem, n_prototypes: int, mu: float, eps: float, max_iter: 
     that set and still never raise ``J``. The stopping rule is only met on a
     searched iteration: a small change on reused rows triggers a search.
     """
-    if max_support is not None and int(max_support) < 1:
-        raise ValueError(f"max_support must be >= 1 or None, got {max_support}")
-    ksup = None if max_support is None else int(max_support)
-    if int(max_iter) < 1 or int(max_iter_admm) < 1:
-        raise ValueError(f"max_iter and max_iter_admm must be >= 1, got {max_iter} and {max_iter_admm}")
-    if int(search_every) < 1:
-        raise ValueError(f"search_every must be >= 1, got {search_every}")
-    if step not in ("backtracking", "lipschitz"):
-        raise ValueError(f"step must be 'backtracking' or 'lipschitz', got {step!r}")
-    N, dbar = pb.n_descriptors, int(n_prototypes)
-    if dbar < 1:
-        raise ValueError(f"n_prototypes must be >= 1, got {n_prototypes}")
-    backtracking = step == "backtracking"
-    rng = np.random.default_rng(random_state if not isinstance(random_state, np.random.RandomState)
-                                else random_state.randint(2**31 - 1))
+    opts = SolverOptions() if options is None else options
+    N, dbar, ksup = pb.n_descriptors, opts.n_prototypes, opts.max_support
     X32 = pb.X if pb.X.dtype == np.float32 else np.ascontiguousarray(pb.X, dtype=np.float32)
     t_start = time.perf_counter()
-
-    keys, c = one_hot_start(N, dbar, rng)
-    z, lam = c.copy(), np.zeros_like(c)
-    C = to_csc(keys, c, N, dbar)
-    P = pb.prototypes(C)
-    W = solve_w(pb, P)
-    J = objective(pb, C, W, P)
-    history = [J]
-    t_prev = None
+    cur = _start(pb, opts)
+    history = [cur.J]
+    t_step = [None]
     # capped model: k_cand = max_support would put the k-th candidate on the search bound (every
     # column inexact); 4 max_support fresh rows per column keep most columns exact
-    k_cand = int(n_candidates) if ksup is None else max(int(n_candidates), 4 * ksup)
+    search = _Search(k_cand=opts.n_candidates if ksup is None else max(opts.n_candidates, 4 * ksup))
     converged, rel, it = False, np.inf, 0
     stats = {"admm_iters": [], "line_search_s": [], "steps": [], "dense_columns": 0, "c_trials": 0,
              "fallback_steps": 0, "searches": 0, "widened": 0, "search_s": 0.0, "searched_iterations": []}
-    max_dense = max(8, dbar // 50)
-    search_every = int(search_every)
-    last_search, searched, confirm = None, None, False
-    for it in range(1, int(max_iter) + 1):
-        C_k, P_k = C, P
-        H_k = gradient_factor(pb, P_k, W)
-        t_min = 1.0 / (lipschitz_bound(pb, W) + mu)
-        if t_prev is None:
-            # First trial step: the curvature of moving mass between two typical descriptors a, b
-            # (a sparse move), lambda_max(T) (sigma_max(W)^2 + 1) ||x_a - x_b||^2 with the mean squared
-            # distance 2 tr(Sc) / N; backtracking corrects it either way.
-            sq_dist = 2.0 * float(np.trace(pb.Sc)) / max(N, 1)
-            t_top = float(np.linalg.eigvalsh(pb.T)[-1])
-            t_prev = 0.5 / (t_top * (np.linalg.norm(W, 2) ** 2 + 1.0) * sq_dist + mu)
-
-        # the exact search (rows that may enter each column) costs ~70% of an iteration at Scene-15 scale;
-        # in between, iterations reuse the last searched rows (steps exact on that set, still descent steps)
-        search_now = confirm or last_search is None or it - last_search >= search_every
+    for it in range(1, opts.max_iter + 1):
+        W = cur.W
+        H_k = gradient_factor(pb, cur.P, W)
+        t_min = 1.0 / (lipschitz_bound(pb, W) + opts.mu)
+        if t_step[0] is None:
+            t_step[0] = _first_trial_step(pb, W, opts.mu)
         while True:
+            # 1. candidate rows
+            ws, search_now = _candidate_rows(pb, X32, H_k, cur, search, it, opts, stats)
             try:
-                t_search = time.perf_counter()
-                if search_now:
-                    ws = searched = working_set(X32, H_k, keys, dbar, k_cand)
-                    stats["searches"] += 1
-                    stats["searched_iterations"].append(it)
-                    last_search = it
-                else:
-                    ws = searched.extended(keys, N)
-                ws.Xw = gather_rows(pb.X, ws.rows)       # exact rows (float64 if X is), for all inner steps
-                stats["search_s"] += time.perf_counter() - t_search
                 # the inner steps work on d x d̄ blocks: multi-threaded BLAS gains little there and, on a
                 # loaded machine, its spinning threads cost up to 10x (measured); the search keeps all threads
                 with _small_blas():
-                    c_k = align(keys, c, ws.keys)
-                    cw, zw, lw = c_k.copy(), align(keys, z, ws.keys), align(keys, lam, ws.keys)
-                    full_ws = ws
-                    if ksup is not None:
-                        # capped model: ADMM runs on the working set only (never widens the search); the
-                        # gradient step, computed every iteration, is the exact one (dense columns if needed)
-                        ws = ws.restricted()
-                    H, n_admm = H_k, 0
-                    for _ in range(int(max_iter_admm)):
-                        n_admm += 1
-                        z_new = reweighted_z_step(ws.rows, cw, zw, lw, N, mu, pb.lambda1, eps, max_iter_reweight,
-                                                  reweight_tol)
-                        res = c_step(pb, W, H, ws, cw, mu * (cw - z_new) - lw, 0.5 * mu, dbar, 2.0 * t_prev, t_min,
-                                     backtracking, max_dense=max_dense if ws.bound is not None and k_cand < N else None,
-                                     max_support=ksup)
-                        stats["c_trials"] += res.n_trials
-                        stats["steps"].append(res.step)
-                        t_prev = res.step
-                        c_new = res.values
-                        if res.n_dense_columns:
-                            stats["dense_columns"] += res.n_dense_columns
-                            if res.n_dense_columns > max(8, dbar // 50):
-                                k_cand = min(4 * k_cand, N)
-                            new_ws = ws.extended(res.extra_keys, N)
-                            c_new = align(ws.keys, c_new, new_ws.keys)
-                            c_new[np.searchsorted(new_ws.keys, res.extra_keys)] = res.extra_values
-                            c_k, cw, zw, z_new, lw = (align(ws.keys, a, new_ws.keys) for a in (c_k, cw, zw, z_new, lw))
-                            ws = new_ws
-                        ws = ws.restricted()
-                        lw = lw + mu * (z_new - c_new)
-                        primal = float(np.max(np.abs(z_new - c_new)))
-                        dz = float(np.max(np.abs(z_new - zw)))
-                        cw, zw = c_new, z_new
-                        if primal <= admm_tol and dz <= admm_tol:
-                            break
-                        if n_admm < max_iter_admm:
-                            H = gradient_factor(pb, combine(pb.X, ws.rows, ws.cols, cw, dbar, Xw=ws.Xw), W)
-                    stats["admm_iters"].append(n_admm)
+                    # 2. Z-subproblem by ADMM (Algorithm 1)
+                    ws_admm, c_k, cw, zw, lw, n_admm = _admm(pb, W, H_k, ws, cur, search, t_step, t_min, opts, stats)
             except CandidatesExhausted as exc:
                 # too many columns outgrew the candidate list: one wider search beats dense columns
-                log.info("prolfa iter %d: %s columns exceed %d candidates; searching %d", it, exc, k_cand,
-                         min(4 * k_cand, N))
-                k_cand = min(4 * k_cand, N)
+                log.info("prolfa iter %d: %s columns exceed %d candidates; searching %d", it, exc, search.k_cand,
+                         min(4 * search.k_cand, N))
+                search.k_cand = min(4 * search.k_cand, N)
+                search.confirm = True        # search again within this iteration
                 stats["widened"] += 1
                 continue
             break
+        search.confirm = False
         with _small_blas():
-            # safeguard: the best convex combination of C_k and the ADMM result for J(., W_k)
-            dv = cw - c_k
-            if ksup is None:
-                s_max = max_feasible_step(c_k, dv, extrapolate)
-                s = line_search_entries(pb, W, H_k, ws.rows, ws.cols, c_k, dv, dbar, s_max, Xw=ws.Xw)
-                use_grad = s < STALL_STEP
-                grad_step = None
-            else:
-                # capped model: segments leave the k-sparse set, so compare the two candidate points
-                # (ADMM result, gradient step), each a descent step or rejected, by their exact J(., W_k)
-                a, b = line_coefficients(pb, W, H_k, ws.rows, ws.cols, c_k, dv, dbar, Xw=ws.Xw)
-                grad_step = _gradient_step(pb, W, H_k, ws, full_ws, c_k, t_prev, backtracking, max_dense, k_cand,
-                                           ksup, stats)
-                fk, fv, k_cand = grad_step
-                ug = np.union1d(ws.keys, fk)
-                c0g = align(ws.keys, c_k, ug)
-                rg, cg = split_keys(ug, N)
-                ag, bg = line_coefficients(pb, W, H_k, rg, cg, c0g, align(fk, fv, ug) - c0g, dbar)
-                use_grad = a + b >= 0 or ag + bg <= a + b
-                s = 0.0 if use_grad else 1.0
-            stats["line_search_s"].append(s)
-            if use_grad:
-                # ADMM offered (almost) no descent: take a monotone projected-gradient step on fit +
-                # lambda1 E instead (full search bound), so that J stalls only where no descent step
-                # exists -- not merely where the ADMM move is poor (a stalled line search would
-                # otherwise pass the relative-change test: seen at Scene-15 scale with mu = 1).
-                if grad_step is None:
-                    grad_step = _gradient_step(pb, W, H_k, ws, full_ws, c_k, t_prev, backtracking, max_dense,
-                                               k_cand, ksup, stats)
-                fk, fv, k_cand = grad_step
-                stats["fallback_steps"] += 1
-                ukeys = np.union1d(ws.keys, fk)
-                cw, zw = align(fk, fv, ukeys), align(fk, fv, ukeys)
-                lw = align(ws.keys, lw, ukeys)
-            elif s != 1.0:
-                ukeys = ws.keys
-                cw = c_k + s * (cw - c_k)
-                zw = cw.copy()        # restart the Z copy at the accepted point; Lambda is kept
-            else:
-                ukeys = ws.keys
-            live = (cw != 0) | (zw != 0) | (lw != 0)
-            keys, c, z, lam = ukeys[live], cw[live], zw[live], lw[live]
+            # 3. safeguard
+            keys, c, z, lam, s = _descent_point(pb, W, H_k, ws_admm, ws, c_k, cw, zw, lw, search, t_step[0],
+                                                opts, stats)
             C = to_csc(keys, c, N, dbar)
             C.eliminate_zeros()
             P = pb.prototypes(C)
+            # 4. W-step
             W = solve_w(pb, P)
+            # 5. objective
             J_new = objective(pb, C, W, P)
         history.append(J_new)
-        rel = abs(J - J_new) / max(abs(J), 1e-300)
+        # 6. stopping rule
+        rel = abs(cur.J - J_new) / max(abs(cur.J), 1e-300)
         # INFO on searched iterations only (every search_every-th): the embedded run's console stays short
         log.log(logging.INFO if search_now else logging.DEBUG,
                 "prolfa iter %d: J=%.6g rel=%.2e admm=%d s=%.3f t=%.3g nnz=%d ws=%d%s (%.1fs)", it, J_new, rel,
-                n_admm, s, t_prev, C.nnz, ws.keys.size, " searched" if search_now else "",
+                n_admm, s, t_step[0], C.nnz, ws_admm.keys.size, " searched" if search_now else "",
                 time.perf_counter() - t_start)
-        J = J_new
-        if rel < tol:
+        cur = _Iterate(keys, c, z, lam, C, P, W, J_new)
+        if rel < opts.tol:
             if search_now:
                 converged = True
                 break
             # the change was measured on the reused rows only: stop only if a searched iteration agrees
-            confirm = True
-        else:
-            confirm = False
+            search.confirm = True
     if not converged:
-        warnings.warn(f"ProLFA stopped at max_iter={max_iter} before the relative change of J fell below "
-                      f"tol={tol} (last change {rel:.2e})", ConvergenceWarning, stacklevel=3)
-    stats.update(fit_loss=fit_loss(pb, P, W), exclusivity=exclusivity(C), final_relative_change=rel,
-                 n_candidates=k_cand, seconds=time.perf_counter() - t_start)
-    return ProLFAResult(selection=C, projection=W, prototypes=P, objective_history=history, n_iter=it,
+        warnings.warn(f"ProLFA stopped at max_iter={opts.max_iter} before the relative change of J fell below "
+                      f"tol={opts.tol} (last change {rel:.2e})", ConvergenceWarning, stacklevel=3)
+    stats.update(fit_loss=fit_loss(pb, cur.P, cur.W), exclusivity=exclusivity(cur.C), final_relative_change=rel,
+                 n_candidates=search.k_cand, seconds=time.perf_counter() - t_start)
+    return ProLFAResult(selection=cur.C, projection=cur.W, prototypes=cur.P, objective_history=history, n_iter=it,
                         converged=converged, info=stats)

@@ -15,3 +15,22 @@ def test_digits_dataset_and_synthetic():
     assert syn.bags.counts.min() >= 5 and syn.bags.counts.max() <= 15
     assert syn.fingerprint() == get_plugin("dataset", "synthetic")(
         n_classes=3, samples_per_class=4, descriptors_per_sample=10, dim=5, size_jitter=0.5, seed=1).fingerprint()
+
+
+def test_synthetic_as_a_search_set():
+    import numpy as np
+    import pytest
+
+    from lfabench_plugins.datasets.synthetic import make_synthetic
+
+    ds = make_synthetic(task="retrieval", n_classes=3, samples_per_class=4)
+    gt = ds.ground_truth
+    assert ds.task == "retrieval" and gt.exclude_query_from_ranking
+    assert gt.queries.tolist() == [0, 4, 8]
+    for q, positives in zip(gt.queries, gt.positives):
+        assert set(np.asarray(ds.labels)[positives]) == {ds.labels[q]} and q not in positives
+        assert len(positives) == 3
+    same = make_synthetic(n_classes=3, samples_per_class=4)
+    assert np.array_equal(same.bags.descriptors, ds.bags.descriptors)  # the same bags, only the task differs
+    with pytest.raises(ValueError, match="task must be"):
+        make_synthetic(task="detection")

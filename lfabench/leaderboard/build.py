@@ -1,0 +1,59 @@
+"""``build_leaderboard``: every output of ``lfabench leaderboard`` from the records under some folders.
+
+Writes ``<name>.md`` and ``<name>.csv`` (the tables; ``<name>-paper.csv`` beside the paper's numbers
+where the records cover one of its tables), ``<name>.html`` (the self-contained page) and the
+PNG plots (per table: scores with every seed, and the trade-offs against time and output dimension;
+the paper's curves wherever the records support one: :mod:`lfabench.leaderboard.curves`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable
+
+from ..storage import write_text_atomic
+from .paper import paper_markdown, paper_table
+from .ranks import rank_markdown, rank_table
+from .tables import INTRO, find_records, labelled, records_frame, summarize, to_markdown
+
+
+def build_leaderboard(run_paths: Iterable[Path | str], out_dir: Path | str = "leaderboards",
+                      name: str = "leaderboard", command: str | None = None) -> dict:
+    """Read records under ``run_paths``; write the Markdown, CSV, HTML and PNG outputs; returns their paths.
+
+    ``command``: the command line that made it, stated under every table (default: the equivalent
+    ``lfabench leaderboard`` call).
+    """
+    from .curves import plot_curves
+    from .html import to_html
+    from .plot import plot_tables
+    from .tradeoff import plot_tradeoffs
+
+    run_paths = [str(p) for p in run_paths]
+    if command is None:
+        command = " ".join(["lfabench leaderboard", *run_paths] + ([] if name == "leaderboard" else
+                                                                    ["--name", name]))
+    records = find_records(run_paths)
+    df, failed = records_frame(records)
+    summary = summarize(df)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = {"markdown": out_dir / f"{name}.md", "csv": out_dir / f"{name}.csv", "html": out_dir / f"{name}.html"}
+    plots: dict[str, list[Path]] = {}
+    for part in (plot_tables(summary, out_dir, name, per_seed=labelled(df)), plot_tradeoffs(summary, out_dir, name)):
+        for title, files in part.items():
+            plots.setdefault(title, []).extend(files)
+    plots[""] = plot_curves(df, out_dir, name)  # the paper's curves, page-wide
+    sections = [s for s in [rank_markdown(summary), paper_markdown(summary)] if s]
+    write_text_atomic(paths["markdown"], to_markdown(summary, failed, command=command, extra_sections=sections))
+    write_text_atomic(paths["csv"], summary.to_csv(index=False))
+    ranks, versus = rank_table(summary), paper_table(summary)
+    extra = [("Overall: mean rank across tasks", ranks)] if not ranks.empty else []
+    if not versus.empty:
+        paths["paper_csv"] = out_dir / f"{name}-paper.csv"
+        write_text_atomic(paths["paper_csv"], versus.to_csv(index=False))
+        extra.append(("Paper vs lfabench (ranks among the methods in both)", versus))
+    write_text_atomic(paths["html"], to_html(summary, failed, out_dir, intro=INTRO, command=command, plots=plots,
+                                             extra_sections=extra))
+    paths["plots"] = [p for files in plots.values() for p in files]
+    return paths

@@ -1,0 +1,111 @@
+"""The solver's options: one validated object, each field named with its symbol in the paper.
+
+:func:`~lfabench_plugins.aggregators.prolfa.solver.fit_prolfa` takes a
+:class:`SolverOptions`; the plugin builds it once from its hyper-parameters
+(:meth:`SolverOptions.from_params`). The model's own weights (``lambda1``,
+``lambda2``) and data live in :class:`~lfabench_plugins.aggregators.prolfa.problem.Problem`;
+everything here is about *how* eq. "ModelRelax2" is minimised, plus the
+two documented model options ``n_prototypes`` (d̄) and ``max_support`` (k).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+__all__ = ["SolverOptions"]
+
+STEPS = ("backtracking", "lipschitz")
+
+
+@dataclass(frozen=True)
+class SolverOptions:
+    """How to run the paper's Algorithm 2 (cBCD) with its Algorithm 1 (ADMM) inside.
+
+    Attributes (paper symbol in brackets)
+    -------------------------------------
+    n_prototypes : int
+        [d̄] number of prototypes, the output dimension (>= 1). Default 128: see the ``prolfa``
+        plugin's docstring (these defaults are the plugin's; they are stated only here).
+    mu : float
+        [mu] ADMM penalty (> 0); ``mu >= 2 lambda1`` keeps every Z row problem convex.
+    eps : float
+        [epsilon] re-weighting smoothing in the Z-step (paper: 0.1; > 0).
+    max_iter : int
+        Cap on outer cBCD iterations (Algorithm 2's loop; >= 1). Reaching it is a
+        :class:`~sklearn.exceptions.ConvergenceWarning`, not the stopping rule.
+    tol : float
+        Outer stopping rule: relative change of J below ``tol`` on a searched iteration (> 0).
+    max_iter_admm : int
+        Cap on ADMM iterations per outer iteration (Algorithm 1's loop; >= 1).
+    admm_tol : float
+        Algorithm 1's rule: ``||Z - C||_inf <= admm_tol`` and ``||Z^{t+1} - Z^t||_inf <= admm_tol``.
+    max_iter_reweight, reweight_tol : int, float
+        Re-weighting iterations of each Z-step (eq. "Zi", Kong et al. 2014) and their tolerance.
+    n_candidates : int
+        Rows searched per prototype at each candidate search (grown automatically when too few).
+    step : {"backtracking", "lipschitz"}
+        C-step size: backtracking on the exact descent-lemma test, or the paper's fixed ``1 / L``.
+    extrapolate : float
+        Largest multiple (>= 1) of the ADMM move the safeguard's exact line search may take
+        (plain simplex only).
+    max_support : int or None
+        [k] model option ``||c_j||_0 <= k`` (the k-sparse simplex); None is the paper's simplex.
+    search_every : int
+        Exact candidate search on the first and then every ``search_every``-th outer iteration (>= 1).
+    random_state : int, Generator, RandomState or None
+        Seeds the one-hot start.
+    """
+
+    n_prototypes: int = 128
+    mu: float = 10.0
+    eps: float = 0.1
+    max_iter: int = 500
+    tol: float = 1e-4
+    max_iter_admm: int = 5
+    admm_tol: float = 1e-4
+    max_iter_reweight: int = 5
+    reweight_tol: float = 1e-6
+    n_candidates: int = 16
+    step: str = "backtracking"
+    extrapolate: float = 8.0
+    max_support: int | None = 4
+    search_every: int = 8
+    random_state: object = None
+
+    def __post_init__(self):
+        for name in ("n_prototypes", "max_iter", "max_iter_admm", "max_iter_reweight", "n_candidates", "search_every"):
+            value = getattr(self, name)
+            if int(value) != value or int(value) < 1:
+                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+            object.__setattr__(self, name, int(value))
+        for name in ("mu", "eps", "tol"):
+            if not float(getattr(self, name)) > 0:
+                raise ValueError(f"{name} must be > 0, got {getattr(self, name)!r}")
+        for name in ("admm_tol", "reweight_tol"):
+            if not float(getattr(self, name)) >= 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)!r}")
+        if not float(self.extrapolate) >= 1:
+            raise ValueError(f"extrapolate must be >= 1, got {self.extrapolate!r}")
+        if self.step not in STEPS:
+            raise ValueError(f"step must be one of {STEPS}, got {self.step!r}")
+        if self.max_support is not None:
+            if int(self.max_support) != self.max_support or int(self.max_support) < 1:
+                raise ValueError(f"max_support must be >= 1 or None, got {self.max_support!r}")
+            object.__setattr__(self, "max_support", int(self.max_support))
+        for name in ("mu", "eps", "tol", "admm_tol", "reweight_tol", "extrapolate"):
+            object.__setattr__(self, name, float(getattr(self, name)))
+
+    @classmethod
+    def from_params(cls, params: dict) -> "SolverOptions":
+        """The options named in ``params`` (e.g. an estimator's ``get_params()``); other keys are ignored."""
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in params.items() if k in names})
+
+    def rng(self) -> np.random.Generator:
+        """A Generator from ``random_state`` (a legacy RandomState draws one seed from itself)."""
+        rs = self.random_state
+        if isinstance(rs, np.random.RandomState):
+            rs = rs.randint(2**31 - 1)
+        return np.random.default_rng(rs)

@@ -1,0 +1,156 @@
+"""T1: a soft bag-of-words aggregation learned by back-propagation (Katharopoulos, Paschalidou, Diou &
+Delopoulos, "Learning local feature aggregation functions with backpropagation", EUSIPCO 2017,
+arXiv 1706.08580).
+
+The paper composes a parametric aggregation function with the classifier's cost and learns the
+aggregation parameters by back-propagating that cost. T1 is its bag-of-words-type member: each
+local feature is mapped to K memberships by a softmax of an affine map, averaged over the image,
+and fed to a softmax (multinomial logistic) classifier:
+
+    t(x)      = softmax(W x + b)                       W [K, d], b [K]            (per descriptor)
+    s(X_i)    = (1/N_i) sum_{x in X_i} t(x)                                     [K] (mean pooling)
+    p(c|X_i)  = softmax_c(K A^T s(X_i) + a)             A [K, C], a [C]
+    L(W, b, A, a) = -(1/m) sum_i log p(y_i|X_i) + (lambda/2) ||A||_F^2
+
+Gradients are derived by hand (:mod:`.softbow`, ``check_grad`` in the tests). With
+``W = 2 V / sigma`` and ``b_k = -||v_k||^2 / sigma``, ``t(x)`` is exactly the Gaussian soft
+assignment ``softmax(-||x - v_k||^2 / sigma)`` to a codebook V: that is the start (V = seeded
+k-means codebook, sigma = ``softness`` x the mean squared distance of a training descriptor to
+its nearest word, A = 0, a = 0), so ``max_iter=0`` gives the unsupervised soft BoW that T1 refines.
+
+Choices the paper leaves open (or that this session could not confirm from its text): the exact
+parametrisation above (the full text of arXiv 1706.08580 was not reachable from this session; other members
+of the paper's family are not implemented);
+L-BFGS (scipy) on the full training batch instead of SGD; ``descriptors_per_image`` descriptors per
+training image (seeded) enter the loss; descriptors are standardised by one global mean and scalar
+scale (:class:`.supervised.Standardizer`) so W and b are O(1); the classifier sees ``K s`` (a
+uniform histogram has unit entries) so that A is O(1) too (a reparametrisation of A: without it
+L-BFGS crawls); weight decay on A only.
+Labels reach descriptors only through the image-level loss (multiple-instance style).
+
+Output: ``s(X)`` [K] (non-negative, sums to 1; an empty image gives the zero vector).
+``fit_info_["training_curve"]``: the loss at the start and after each L-BFGS iteration.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lfabench import PluginSpec, hookimpl
+from lfabench.aggregate import Aggregator
+from lfabench.bags import Bags
+
+from .codebooks import kmeans_codebook
+from .softbow import distances, softmax_backward, softmax_rows
+from .supervised import Standardizer, check_positive, class_indicator, lbfgs, per_image_sample
+
+
+def t1_loss_and_grad(theta: np.ndarray, X: np.ndarray, P, Y: np.ndarray, K: int, reg: float):
+    """Loss and gradient of T1 at ``theta = [W.ravel(), b, A.ravel(), a]``.
+
+    ``X`` [N, d] (standardised) descriptors, ``P`` [m, N] mean pooling, ``Y`` [m, C] one-hot.
+    """
+    N, d = X.shape
+    m, C = Y.shape
+    W, b, A, a = unpack(theta, K, d, C)
+    U = softmax_rows(X @ W.T + b)                       # [N, K]
+    S = K * np.asarray(P @ U)                           # [m, K], scaled so that A is O(1)
+    Pr = softmax_rows(S @ A + a)                        # [m, C]
+    loss = -np.sum(Y * np.log(np.maximum(Pr, 1e-300))) / m + 0.5 * reg * np.sum(A * A)
+    dL = (Pr - Y) / m                                   # d loss / d logits
+    dA = S.T @ dL + reg * A
+    da = dL.sum(axis=0)
+    dZ = softmax_backward(U, K * np.asarray(P.T @ (dL @ A.T)))
+    dW = dZ.T @ X
+    db = dZ.sum(axis=0)
+    return loss, np.concatenate([dW.ravel(), db, dA.ravel(), da])
+
+
+def unpack(theta: np.ndarray, K: int, d: int, C: int):
+    """``(W [K, d], b [K], A [K, C], a [C])`` views of the flat parameter vector."""
+    i = 0
+    W = theta[i:i + K * d].reshape(K, d); i += K * d
+    b = theta[i:i + K]; i += K
+    A = theta[i:i + K * C].reshape(K, C); i += K * C
+    return W, b, A, theta[i:i + C]
+
+
+class T1(Aggregator):
+    """Soft BoW whose affine word scores are learned end-to-end with a softmax classifier (T1).
+
+    Parameters
+    ----------
+    n_clusters : int
+        K, the number of words (output dimension).
+    softness : float
+        sigma of the initial soft assignment, in units of the mean squared distance of a training
+        descriptor to its nearest k-means word.
+    reg : float
+        lambda, weight decay on the classifier weights A.
+    max_iter : int
+        L-BFGS iterations (0 = the unsupervised soft-BoW start).
+    descriptors_per_image : int or None
+        Descriptors per training image entering the loss (seeded draw); None = all.
+    max_training_descriptors, kmeans_iter : int
+        k-means initialisation: sample size and iterations.
+    random_state : int or None
+    """
+
+    supervised = True
+
+    def __init__(self, n_clusters: int = 256, softness: float = 1.0, reg: float = 1e-3, max_iter: int = 100,
+                 descriptors_per_image: int | None = 30, max_training_descriptors: int = 100_000,
+                 kmeans_iter: int = 20, random_state=None):
+        self.n_clusters = n_clusters
+        self.softness = softness
+        self.reg = reg
+        self.max_iter = max_iter
+        self.descriptors_per_image = descriptors_per_image
+        self.max_training_descriptors = max_training_descriptors
+        self.kmeans_iter = kmeans_iter
+        self.random_state = random_state
+
+    def _fit(self, bags: Bags, y):
+        name = type(self).__name__
+        check_positive(self.n_clusters, "n_clusters", name, integer=True)
+        check_positive(self.softness, "softness", name)
+        check_positive(self.reg, "reg", name, allow_zero=True)
+        check_positive(self.max_iter, "max_iter", name, integer=True, allow_zero=True)
+        Y = class_indicator(y, bags.n_samples)
+        train = per_image_sample(bags, self.descriptors_per_image, self.random_state)
+        self.standardizer_ = Standardizer().fit(train.descriptors)
+        X = self.standardizer_.transform(train.descriptors)
+        V = kmeans_codebook(X.astype(np.float32), self.n_clusters, self.max_training_descriptors,
+                            self.kmeans_iter, self.random_state).astype(np.float64)
+        sigma = self.softness * float(distances(X, V, "sqeuclidean").min(axis=1).mean())
+        K, d, C = V.shape[0], X.shape[1], Y.shape[1]
+        theta0 = np.concatenate([(2.0 * V / sigma).ravel(), -(V * V).sum(1) / sigma, np.zeros(K * C), np.zeros(C)])
+        P = train.pooling_matrix(mean=True, dtype=np.float64)
+        theta, curve, message = lbfgs(lambda t: t1_loss_and_grad(t, X, P, Y, K, self.reg), theta0,
+                                      self.max_iter, "T1 L-BFGS")
+        W, b, A, a = unpack(theta, K, d, C)
+        self.weights_, self.bias_ = W.copy(), b.copy()
+        self.classifier_weights_, self.classifier_bias_ = A.copy(), a.copy()
+        self.sigma_ = sigma
+        self.initial_codebook_ = V
+        self.fit_info_ = {"training_curve": curve, "optimizer": message, "n_training_descriptors": int(X.shape[0]),
+                          "sigma": sigma}
+
+    def initial_transform(self, bags: Bags) -> np.ndarray:
+        """[m, K] the unsupervised starting point: Gaussian soft BoW on the initial k-means codebook."""
+        V = self.initial_codebook_
+        return self._encode(bags, 2.0 * V / self.sigma_, -(V * V).sum(1) / self.sigma_)
+
+    def _transform(self, bags: Bags) -> np.ndarray:
+        return self._encode(bags, self.weights_, self.bias_)
+
+    def _encode(self, bags: Bags, W: np.ndarray, b: np.ndarray) -> np.ndarray:
+        X = self.standardizer_.transform(bags.descriptors)
+        U = softmax_rows(X @ W.T + b)
+        return np.asarray(bags.pooling_matrix(mean=True, dtype=np.float64) @ U).astype(np.float32)
+
+
+@hookimpl
+def lfabench_aggregators():
+    return [PluginSpec("t1", T1, "T1: soft BoW with affine word scores learned by back-propagating a softmax "
+                                 "classifier's loss (Katharopoulos et al. 2017)")]

@@ -1,0 +1,40 @@
+"""The "paper vs lfabench" table: the paper's numbers as transcribed, and the ranks in both."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from lfabench.leaderboard import build_leaderboard, find_records, records_frame, summarize
+from lfabench.leaderboard.paper import paper_results, paper_table
+from record_helpers import record
+
+PROTOCOLS = Path(__file__).resolve().parents[4] / "shared" / "docs" / "protocols.md"
+
+
+@pytest.mark.skipif(not PROTOCOLS.is_file(), reason=f"{PROTOCOLS} (the source of the paper's numbers) is absent")
+def test_every_paper_number_is_read_from_the_protocols_document():
+    section = PROTOCOLS.read_text().split("## The paper's own numbers", 1)[1]
+    quoted = set(re.findall(r"\d+\.\d+", section))
+    for value in paper_results()["value"]:
+        assert any(float(q) == value for q in quoted), f"{value} is not in {PROTOCOLS}"
+    assert len(paper_results()) == 63
+
+
+def test_paper_table_ranks_the_methods_present_in_both(tmp_path):
+    # the paper: prolfa 80.88 > temb 77.41 > bow 66.99; lfabench here: temb > prolfa > bow
+    for seed in (0, 1):
+        for method, acc in {"bow": 60.0, "temb": 75.0, "prolfa": 70.0}.items():
+            record(tmp_path / f"runs/{method}{seed}", seed, acc + seed, aggregator=method, dataset="scene15")
+    for path in (tmp_path / "runs").rglob("result.json"):  # the helper writes descriptor=patches
+        path.write_text(path.read_text().replace('"patches"', '"sift"'))
+    table = paper_table(summarize(records_frame(find_records([tmp_path / "runs"]))[0]))
+    ran = table[(table["lfabench"] != "not run") & (table["metric"] == "accuracy")].set_index("method")
+    assert ran.loc["prolfa", "paper rank"] == 1 and ran.loc["prolfa", "lfabench rank"] == 2
+    assert ran.loc["temb", "paper rank"] == 2 and ran.loc["temb", "lfabench rank"] == 1
+    assert ran.loc["bow", "lfabench - paper"] == pytest.approx(60.5 - 66.99)
+    assert set(table.loc[table["lfabench"] == "not run", "method"]) >= {"vlad", "lcksvd2"}
+    assert set(table["dataset"]) == {"scene15"}  # only the tables the records cover
+    assert set(table["metric"]) == {"accuracy", "aggregation_time_s"}
+    md = build_leaderboard([tmp_path / "runs"], tmp_path / "lb")["markdown"].read_text()
+    assert "## Paper vs lfabench" in md and "80.88" in md

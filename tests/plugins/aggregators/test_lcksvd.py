@@ -1,0 +1,55 @@
+"""LC-KSVD2: conformance, Batch-OMP vs scikit-learn's orthogonal_mp, K-SVD descent, the codes it pools."""
+
+import numpy as np
+import pytest
+from sklearn.linear_model import orthogonal_mp
+
+from lfabench.testing import aggregator_checks, make_check_bags
+from lfabench_plugins.aggregators.lcksvd import LCKSVD2, atoms_per_class, ridge_transform
+from lfabench_plugins.aggregators.omp import batch_omp, ksvd, normalize_atoms
+
+SMALL = LCKSVD2(n_atoms=6, sparsity=3, n_iter=3, init_iter=2, random_state=0)
+
+
+@pytest.mark.parametrize("check", aggregator_checks(SMALL), ids=lambda c: c.__name__)
+def test_lcksvd2_conformance(check):
+    check()
+
+
+@pytest.mark.parametrize("T", [1, 4, 10])
+def test_batch_omp_matches_sklearn(T):
+    rng = np.random.default_rng(T)
+    D = normalize_atoms(rng.normal(size=(30, 16)))
+    Y = rng.normal(size=(200, 16))
+    want = orthogonal_mp(D.T, Y.T, n_nonzero_coefs=T).T
+    np.testing.assert_allclose(batch_omp(Y, D, T, chunk=64), want, atol=1e-8)
+
+
+def test_ksvd_objective_decreases():
+    rng = np.random.default_rng(0)
+    Y = rng.normal(size=(300, 12))
+    _, curve = ksvd(Y, Y[:20], 3, 6, progress=False)
+    assert all(b <= a + 1e-9 for a, b in zip(curve, curve[1:]))
+
+
+def test_transform_is_max_pooled_omp_codes():
+    bags, y = make_check_bags()
+    e = LCKSVD2(n_atoms=6, sparsity=3, n_iter=2, init_iter=2, random_state=0).fit(bags, y)
+    X = bags.descriptors / np.linalg.norm(bags.descriptors, axis=1, keepdims=True)
+    codes = np.abs(orthogonal_mp(e.dictionary_.T, X.T.astype(np.float64), n_nonzero_coefs=3).T)
+    pooled = np.stack([codes[a:b].max(0) for a, b in zip(bags.offsets[:-1], bags.offsets[1:])])
+    pooled /= np.linalg.norm(pooled, axis=1, keepdims=True)
+    np.testing.assert_allclose(e.transform(bags), pooled, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(np.linalg.norm(e.dictionary_, axis=1), 1.0)
+    assert len(e.record_info()["training_curve"]) == 2
+
+
+def test_helpers_and_validation():
+    assert atoms_per_class(7, 3).tolist() == [3, 2, 2]
+    rng = np.random.default_rng(0)
+    X, Q = rng.normal(size=(50, 4)), rng.normal(size=(50, 3))
+    M = ridge_transform(X, Q)
+    np.testing.assert_allclose((X.T @ X + np.eye(4)) @ M, X.T @ Q)
+    bags, y = make_check_bags()
+    with pytest.raises(ValueError, match="sparsity"):
+        LCKSVD2(n_atoms=6, sparsity=0).fit(bags, y)

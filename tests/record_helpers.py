@@ -1,0 +1,21 @@
+"""Synthetic run records for leaderboard tests (written by the real RunRecorder)."""
+
+from lfabench.record import RunRecorder
+
+
+def record(path, seed, value, aggregator="bow", n_clusters=64, dataset="digits", evaluator_params=None,
+           ignored=None, metric="accuracy", output_dim=64, params=None, fit_info=None):
+    params = dict({"n_clusters": n_clusters, "random_state": seed}, **(params or {}))
+    evaluator = {"name": "knn", "params": dict({"k": 1}, **(evaluator_params or {}))}
+    cfg = {"dataset": {"name": dataset, "params": {}}, "descriptor": {"name": "patches", "params": {}},
+           "aggregator": {"name": aggregator, "params": params}, "evaluator": evaluator, "seed": seed}
+    rec = RunRecorder(path, cfg, seed)
+    rec.data["setting"] = {k: v for k, v in cfg.items() if k != "seed"}
+    rec.data["setting"]["aggregator"] = {"name": aggregator, "params": dict(params, random_state="${seed}")}
+    rec.data["timings_s"].update(fit=1.5, transform=0.25)
+    rec.data["output_dim"] = output_dim
+    if fit_info is not None:
+        rec.data["fit_info"] = fit_info
+    if ignored is not None:
+        rec.data["ignored_params"] = ignored
+    rec.finish_ok({metric: value})
