@@ -19,22 +19,10 @@ The aggregator plugins ``prolfa`` and ``semi_prolfa`` (``plugin.py`` beside it) 
 """
 
 from .dedup import distinct_rows, expand_rows
-from .normalize import (
-           NORMALIZATIONS,
-           center_descriptors,
-           normalize_descriptors,
-           parse_normalization,
-)
-from .problem import (
-           Problem,
-           exclusivity,
-           fit_loss,
-           gradient_factor,
-           lipschitz_bound,
-           objective,
-)
-from .simplex import project_columns, project_segments
+from .normalize import NORMALIZATIONS, center_descriptors, normalize_descriptors, parse_normalization
 from .options import SolverOptions
+from .problem import Problem, exclusivity, fit_loss, gradient_factor, lipschitz_bound, objective
+from .simplex import project_columns, project_segments
 from .solver import ProLFAResult, fit_prolfa
 from .wstep import solve_w
 

@@ -42,12 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .problem import Problem, gradient_entries, quadratic_term
-from .simplex import (
-    project_columns_sparse,
-    project_columns_top,
-    project_segments,
-    project_segments_sparse,
-)
+from .simplex import project_columns_sparse, project_columns_top, project_segments, project_segments_sparse
 from .sparsecols import combine, make_keys, split_keys
 
 __all__ = ["CandidatesExhausted", "WorkingSet", "CStepResult", "working_set", "top_candidates", "c_step"]

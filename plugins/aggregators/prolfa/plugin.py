@@ -29,7 +29,6 @@ from lfabench import PluginSpec, hookimpl
 from lfabench.aggregate import Aggregator, check_labels
 from lfabench.bags import Bags
 
-from .featuremap import apply_feature_map, check_feature_map, fit_feature_map
 from . import (
     Problem,
     SolverOptions,
@@ -40,6 +39,7 @@ from . import (
     normalize_descriptors,
     parse_normalization,
 )
+from .featuremap import apply_feature_map, check_feature_map, fit_feature_map
 
 log = logging.getLogger("lfabench_plugins.aggregators.prolfa")
 _S = SolverOptions

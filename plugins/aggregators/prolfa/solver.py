@@ -51,17 +51,9 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
-from .options import SolverOptions
 from .cstep import CandidatesExhausted, c_step, gather_rows, working_set
-from .problem import (
-    Problem,
-    exclusivity,
-    fit_loss,
-    gradient_factor,
-    lipschitz_bound,
-    objective,
-    quadratic_term,
-)
+from .options import SolverOptions
+from .problem import Problem, exclusivity, fit_loss, gradient_factor, lipschitz_bound, objective, quadratic_term
 from .sparsecols import align, combine, from_csc, make_keys, split_keys, to_csc
 from .wstep import solve_w
 from .zstep import reweighted_z_step

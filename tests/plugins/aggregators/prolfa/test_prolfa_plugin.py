@@ -171,11 +171,7 @@ def test_semi_prolfa_uses_unlabelled_descriptors_as_candidates():
     est = SemiProLFA(n_prototypes=5, normalize="l2", random_state=0).fit(bags, y_semi)
     assert est.selection_.shape[0] == bags.n_descriptors
     # only the labelled samples enter the loss: same fit as supervised on labelled means + all candidates
-    from lfabench_plugins.aggregators.prolfa import (
-        Problem,
-        normalize_descriptors,
-        objective,
-    )
+    from lfabench_plugins.aggregators.prolfa import Problem, normalize_descriptors, objective
 
     Xn = normalize_descriptors(bags.descriptors, "l2")
     Mu = bags.with_descriptors(Xn).means()[y_semi != -1]

@@ -16,11 +16,7 @@ from lfabench_plugins.aggregators.prolfa import (
     lipschitz_bound,
     objective,
 )
-from lfabench_plugins.aggregators.prolfa.cstep import (
-    c_step,
-    top_candidates,
-    working_set,
-)
+from lfabench_plugins.aggregators.prolfa.cstep import c_step, top_candidates, working_set
 from lfabench_plugins.aggregators.prolfa.problem import gradient_entries, quadratic_term
 from lfabench_plugins.aggregators.prolfa.simplex import (
     project_columns,
@@ -36,12 +32,7 @@ from lfabench_plugins.aggregators.prolfa.solver import (
     max_feasible_step,
     one_hot_start,
 )
-from lfabench_plugins.aggregators.prolfa.sparsecols import (
-    combine,
-    from_csc,
-    split_keys,
-    to_csc,
-)
+from lfabench_plugins.aggregators.prolfa.sparsecols import combine, from_csc, split_keys, to_csc
 from lfabench_plugins.aggregators.prolfa.wstep import solve_w, sylvester_residual
 from lfabench_plugins.aggregators.prolfa.zstep import reweighted_z_step
 
