@@ -110,6 +110,9 @@ class Dataset:
         When the dataset defines one (e.g. CUB-200).
     root : Path, optional
         Where the files are.
+    skip_corrupt_images : bool
+        Descriptors of a corrupt or truncated image file are an empty sample (counted in the
+        record) instead of an error naming the file.
     info : dict
         Anything worth recording (image size, variant, selection rules...).
     """
@@ -125,6 +128,9 @@ class Dataset:
     official_split: tuple[np.ndarray, np.ndarray] | None = None
     root: Path | None = None
     info: dict[str, Any] = field(default_factory=dict)
+    #: Corrupt or truncated image files become empty samples, counted in the run record, instead of
+    #: an error (the run-level option ``skip_corrupt_images=true``).
+    skip_corrupt_images: bool = False
     _fingerprint: str | None = field(default=None, repr=False)
 
     def __post_init__(self):

@@ -39,7 +39,7 @@ from sklearn.base import BaseEstimator
 from tqdm.auto import tqdm
 
 from .bags import Bags, descriptor_dtype_problem
-from .dataset import Dataset
+from .dataset import CorruptImageError, Dataset
 from .storage import ArrayCache, cache_key, resolve_cache, save_npz_atomic
 
 #: Set to 0/false/no/off to turn off descriptor caching everywhere (whatever ``describe``'s ``cache`` says).
@@ -118,9 +118,12 @@ class Descriptor(BaseEstimator):
 
     def cache_parts(self, dataset: Dataset) -> dict[str, Any]:
         """What identifies this extraction (lfabench's version is added by :func:`cache_key`)."""
-        return {"dataset": dataset.fingerprint(), "dataset_name": dataset.name,
-                "extractor": f"{type(self).__module__}.{type(self).__qualname__}",
-                "params": self.get_params(), "code": _source_digest(self)}
+        parts = {"dataset": dataset.fingerprint(), "dataset_name": dataset.name,
+                 "extractor": f"{type(self).__module__}.{type(self).__qualname__}",
+                 "params": self.get_params(), "code": _source_digest(self)}
+        if getattr(dataset, "skip_corrupt_images", False):  # an entry with skipped images is never served to a strict run
+            parts["skip_corrupt_images"] = True
+        return parts
 
     # ----------------------------------------------------------------- extract
     def _extract_checked(self, dataset: Dataset, i: int) -> tuple[np.ndarray, np.ndarray]:
@@ -143,13 +146,29 @@ class Descriptor(BaseEstimator):
         return D, K
 
     def _extract_range(self, dataset: Dataset, start: int, stop: int) -> dict[str, np.ndarray]:
-        descs, kps = zip(*(self._extract_checked(dataset, i) for i in range(start, stop)))
-        dims = {d.shape[1] for d in descs}
+        descs, kps, skipped = [], [], []
+        for i in range(start, stop):
+            try:
+                D, K = self._extract_checked(dataset, i)
+            except CorruptImageError:
+                if not getattr(dataset, "skip_corrupt_images", False):
+                    raise
+                skipped.append(i)  # an empty sample, counted in the record; never a grey guess
+                D = K = None
+            descs.append(D)
+            kps.append(K)
+        dims = {d.shape[1] for d in descs if d is not None}
+        width = next(iter(dims)) if len(dims) == 1 else 0
+        descs = [np.empty((0, width), np.float32) if d is None else d for d in descs]
+        kps = [np.empty((0, len(self.keypoint_fields)), np.float32) if k is None else k for k in kps]
+        if not dims:
+            dims = {width}
         if len(dims) != 1:
             raise ValueError(f"{type(self).__name__}: descriptor dimensions differ across samples {start}..{stop - 1}"
                              f" ({sorted(dims)})")
         return {"descriptors": np.concatenate(descs), "keypoints": np.concatenate(kps),
-                "counts": np.array([d.shape[0] for d in descs], dtype=np.int64)}
+                "counts": np.array([d.shape[0] for d in descs], dtype=np.int64),
+                "skipped": np.asarray(skipped, dtype=np.int64)}
 
     def describe(self, dataset: Dataset, progress: bool = True, n_jobs: int | None = None,
                  cache: bool | str | Path | ArrayCache | None = True) -> Bags:
@@ -199,8 +218,13 @@ class Descriptor(BaseEstimator):
                 info.update(chunks_computed=0, chunks_reused=len(chunks))
                 # chunks an older lfabench wrote after the entry was finished: nothing will ever read them
                 shutil.rmtree(store.root / f"{key}.partial", ignore_errors=True)
+            self._last_skipped = [int(i) for i in arrays.get("skipped", ())]
             bags = Bags(arrays["descriptors"], arrays["offsets"], keypoints=arrays["keypoints"],
                         ids=dataset.sample_ids, keypoint_fields=self.keypoint_fields)
+        if getattr(dataset, "skip_corrupt_images", False):
+            skipped = self._last_skipped
+            info.update(corrupt_images_skipped=len(skipped),
+                        corrupt_image_ids=[str(dataset.sample_ids[i]) for i in skipped[:100]])
         info.update(n_jobs=n_jobs, seconds=round(time.perf_counter() - t0, 3))
         self._extraction = info
         return bags
@@ -208,19 +232,29 @@ class Descriptor(BaseEstimator):
     # --------------------------------------------------------------- internals
     def _assemble(self, parts: list[dict[str, np.ndarray]], dataset: Dataset) -> Bags:
         arrays = self._concat(parts)
+        self._last_skipped = [int(i) for i in arrays.get("skipped", ())]
         return Bags(arrays["descriptors"], arrays["offsets"], keypoints=arrays["keypoints"], ids=dataset.sample_ids,
                     keypoint_fields=self.keypoint_fields)
 
     def _concat(self, parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
-        dims = {p["descriptors"].shape[1] for p in parts}
+        # a chunk whose every image was skipped as corrupt has no width of its own
+        dims = {p["descriptors"].shape[1] for p in parts if p["descriptors"].size or p["descriptors"].shape[1]}
+        width = next(iter(dims)) if len(dims) == 1 else 0
+        parts = [dict(p, descriptors=p["descriptors"].reshape(-1, width)) if not p["descriptors"].size else p
+                 for p in parts]
+        dims = dims or {width}
         if len(dims) != 1:
             raise ValueError(f"{type(self).__name__}: descriptor dimensions differ across chunks ({sorted(dims)})")
         counts = np.concatenate([p["counts"] for p in parts])
         offsets = np.zeros(counts.size + 1, dtype=np.int64)
         np.cumsum(counts, out=offsets[1:])
-        return {"descriptors": np.ascontiguousarray(np.concatenate([p["descriptors"] for p in parts])),
-                "keypoints": np.ascontiguousarray(np.concatenate([p["keypoints"] for p in parts])),
-                "offsets": offsets}
+        out = {"descriptors": np.ascontiguousarray(np.concatenate([p["descriptors"] for p in parts])),
+               "keypoints": np.ascontiguousarray(np.concatenate([p["keypoints"] for p in parts])),
+               "offsets": offsets}
+        skipped = np.concatenate([p.get("skipped", np.empty(0, np.int64)) for p in parts]).astype(np.int64)
+        if skipped.size:  # only runs with skip_corrupt_images=true ever have some
+            out["skipped"] = skipped
+        return out
 
     def _compute(self, dataset, chunks, n_jobs, progress, on_done) -> list[dict[str, np.ndarray]]:
         """Run ``chunks`` (``(start, stop)`` pairs); ``on_done(index, arrays)`` sees each one as it finishes."""
@@ -266,7 +300,7 @@ class Descriptor(BaseEstimator):
         for p in names:
             try:
                 with np.load(p, allow_pickle=False) as z:
-                    parts.append({k: z[k] for k in ("descriptors", "keypoints", "counts")})
+                    parts.append({k: z[k] for k in ("descriptors", "keypoints", "counts", "skipped") if k in z.files})
             except FileNotFoundError:
                 done = store.load(key)  # another run finished this entry and removed the chunks
                 if done is None:

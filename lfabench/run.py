@@ -56,6 +56,9 @@ def run_benchmark(cfg: dict[str, Any], run_dir: Path | str, setting: dict[str, A
     rec.data["setting"] = plugin_setting(setting or cfg)
     rec.data["time_limit_s"] = time_limit_s
     try:
+        if time_limit_s is not None and (isinstance(time_limit_s, bool) or not isinstance(time_limit_s, (int, float))
+                                         or not time_limit_s > 0):
+            raise ConfigError(f"time_limit={time_limit_s!r} must be a positive number of seconds or null")
         with time_limit(time_limit_s):
             metrics = _run_stages(rec, cfg, raw_seed)
     except BaseException as exc:
@@ -69,6 +72,9 @@ def _run_stages(rec: RunRecorder, cfg: dict[str, Any], raw_seed) -> dict[str, fl
     """The stages of one run, each timed in ``rec``; returns the metrics."""
     with rec.stage("config"):  # every parameter is checked, every plugin built, before anything is computed
         seed = check_seed(raw_seed)
+        skip_corrupt = cfg.get("skip_corrupt_images", False)
+        if not isinstance(skip_corrupt, bool):
+            raise ConfigError(f"skip_corrupt_images={skip_corrupt!r} must be true or false")
         registry = get_registry()
         specs = {kind: registry.get_spec(kind, (cfg.get(kind) or {}).get("name", "")) for kind in KINDS}
         rec.data["plugins"] = {k: {"name": s.name, "version": s.version, "distribution": s.distribution,
@@ -80,6 +86,7 @@ def _run_stages(rec: RunRecorder, cfg: dict[str, Any], raw_seed) -> dict[str, fl
         rec.data["ignored_params"] = ignored_params(aggregator, evaluator)
     with rec.stage("dataset"):
         dataset = specs["dataset"].factory(**_params(cfg, "dataset"))
+        dataset.skip_corrupt_images = skip_corrupt
         rec.data["dataset"] = dataset.summary()
     with rec.stage("descriptors"):
         # descriptors have their own switch: a timing run refits codebooks (cache=false) but need not

@@ -6,7 +6,8 @@ leaderboard) gets its mean ± sample std over seeds and the two-sided exact
 Wilcoxon signed-rank p-value of its per-seed scores against the best method's
 (highest mean), pairing runs by seed over the seeds both have
 (:func:`lfabench.evaluation.significance.compare_to_best`; zero differences are
-dropped). Several runs of one (method, seed) are averaged first.
+dropped). One (method, seed) is one value however many records it has: identical repeats count once,
+repeats that disagree are averaged and counted in ``conflicts`` (:func:`lfabench.leaderboard.tables.dedupe_runs`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ def compare_table(run_paths) -> "pd.DataFrame":
     df, _ = records_frame(find_records(run_paths))
     summary = summarize(df)
     cols = ["dataset", "descriptor", "evaluator", "metric", "aggregator", "mean", "std", "n_seeds", "seeds",
-            "best", "p_vs_best", "n_pairs"]
+            "conflicts", "best", "p_vs_best", "n_pairs"]
     summary = summary.sort_values(["dataset", "descriptor", "evaluator", "metric", "mean"],
                                   ascending=[True, True, True, True, False])
     return summary[cols].rename(columns={"aggregator": "method"}).reset_index(drop=True)
@@ -48,6 +49,10 @@ def to_markdown(table) -> str:
         parts += [shown.to_markdown(index=False), ""]
     parts.append("p: paired two-sided exact Wilcoxon signed-rank test against the best method, over shared seeds "
                  "(zero differences dropped); shown from 6 pairs on, below which it cannot reach 0.05.")
+    conflicted = table[table["conflicts"] > 0] if "conflicts" in table else table.iloc[:0]
+    for _, row in conflicted.iterrows():
+        parts.append(f"warning: {row['method']} on {row['dataset']}/{row['metric']}: repeated records of "
+                     f"{int(row['conflicts'])} seed(s) disagree (averaged); see `lfabench leaderboard`.")
     return "\n".join(parts)
 
 

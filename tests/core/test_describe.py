@@ -208,3 +208,26 @@ def test_replacing_an_image_by_another_of_the_same_size_changes_the_fingerprint_
     b = second.describe(dataset(), n_jobs=1, cache=tmp_path / "cache")
     assert second.record_info()["extraction"]["cache"] == "miss"
     assert not np.array_equal(a.descriptors, b.descriptors)
+
+
+def test_corrupt_images_are_skipped_and_counted_only_when_asked(tmp_path):
+    from lfabench.dataset import CorruptImageError
+
+    paths = [tmp_path / f"im{i}.pgm" for i in range(5)]
+    for i, p in enumerate(paths):
+        _write_pgm(p, textured_image(i, (40, 48)))
+    paths[2].write_bytes(b"P5\n48 40\n255\n" + b"\0" * 10)  # cut short: no decoder can read it
+
+    def dataset(skip):
+        return Dataset(name="cut", task="classification", sample_ids=[f"s{i}" for i in range(5)],
+                       labels=[0, 1, 0, 1, 0], images=paths, skip_corrupt_images=skip)
+
+    with pytest.raises(CorruptImageError, match="im2.pgm"):
+        Counting().describe(dataset(False), n_jobs=1, cache=False)
+    for cache in (False, tmp_path / "cache", tmp_path / "cache"):  # computed, then served from the cache
+        d = Counting()
+        with pytest.warns(UserWarning, match="no descriptors"):
+            bags = d.describe(dataset(True), n_jobs=1, cache=cache)
+        assert list(bags.counts[[0, 1, 3, 4]]) == [40] * 4 and bags.counts[2] == 0
+        info = d.record_info()["extraction"]
+        assert info["corrupt_images_skipped"] == 1 and info["corrupt_image_ids"] == ["s2"]

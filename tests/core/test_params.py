@@ -80,3 +80,12 @@ def test_cli_missing_dataset_is_one_message(tmp_path):
     proc = run_cli(["run", "dataset=scene15", f"dataset.params.root={tmp_path / 'nowhere'}", "hydra.run.dir=r"],
                    cwd=tmp_path, check=False)
     assert proc.returncode == 2 and "scene15" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_run_level_switches_are_checked_too(tmp_path):
+    cfg = _cfg()
+    cfg["skip_corrupt_images"] = "yes"
+    with pytest.raises(ConfigError, match="skip_corrupt_images='yes'"):
+        run_benchmark(cfg, tmp_path / "a")
+    with pytest.raises(ConfigError, match="time_limit='10'"):
+        run_benchmark(_cfg(), tmp_path / "b", time_limit_s="10")

@@ -93,6 +93,10 @@ def test_repeated_runs_of_one_seed_count_once_and_conflicts_are_flagged(tmp_path
     row = pd.read_csv(out["csv"]).iloc[0]
     assert row["conflicts"] == 1 and row["n_seeds"] == 6
     assert "repeats disagree (seeds)" in out["markdown"].read_text()
+    from lfabench.cli.compare import to_markdown
+
+    cmp = compare_table([tmp_path])
+    assert cmp.iloc[0]["conflicts"] == 1 and "repeated records of 1 seed(s) disagree" in to_markdown(cmp)
 
 
 def test_labels_show_resolved_values_never_interpolations(tmp_path):
