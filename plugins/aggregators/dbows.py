@@ -40,7 +40,7 @@ from lfabench.aggregate import Aggregator
 from lfabench.bags import Bags
 
 from .codebooks import kmeans_codebook
-from .softbow import distance_histograms_grad, distance_memberships, nearest_distance_scale
+from .softbow import LearnedSoftCodebook, distance_histograms_grad, distance_memberships, nearest_distance_scale
 from .supervised import Standardizer, check_positive, class_indicator, lbfgs, per_image_sample
 
 
@@ -67,7 +67,7 @@ def dbows_objective(v: np.ndarray, X: np.ndarray, P, Y: np.ndarray, sigma: float
     return J, distance_histograms_grad(X, V, P, U, D, sigma, "sqeuclidean", dS).ravel()
 
 
-class DBoWs(Aggregator):
+class DBoWs(LearnedSoftCodebook, Aggregator):
     """Soft BoW whose codebook minimises the LDA trace ratio tr(S_w)/tr(S_b) of the histograms.
 
     Parameters
@@ -86,6 +86,7 @@ class DBoWs(Aggregator):
     """
 
     supervised = True
+    membership_distance = "sqeuclidean"
 
     def __init__(self, n_clusters: int = 256, softness: float = 1.0, max_iter: int = 100,
                  descriptors_per_image: int | None = 30, max_training_descriptors: int = 100_000,
@@ -123,17 +124,8 @@ class DBoWs(Aggregator):
         self.fit_info_ = {"training_curve": curve, "optimizer": message, "n_training_descriptors": int(X.shape[0]),
                           "sigma": sigma}
 
-    def initial_transform(self, bags: Bags) -> np.ndarray:
-        """[m, K] the unsupervised starting point: the same soft BoW on the initial k-means codebook."""
-        return self._encode(bags, self.initial_codebook_)
-
-    def _transform(self, bags: Bags) -> np.ndarray:
-        return self._encode(bags, self.codebook_)
-
-    def _encode(self, bags: Bags, V: np.ndarray) -> np.ndarray:
-        X = self.standardizer_.transform(bags.descriptors)
-        U, _ = distance_memberships(X, V, self.sigma_, "sqeuclidean")
-        return np.asarray(bags.pooling_matrix(mean=True, dtype=np.float64) @ U).astype(np.float32)
+    def membership_scale(self) -> float:
+        return self.sigma_
 
 
 @hookimpl

@@ -41,8 +41,15 @@ from lfabench.aggregate import Aggregator
 from lfabench.bags import Bags
 
 from .codebooks import kmeans_codebook
-from .softbow import distance_histograms_grad, distance_memberships, distances, nearest_distance_scale, \
-    softmax_backward, softmax_rows
+from .softbow import (
+    LearnedSoftCodebook,
+    distance_histograms_grad,
+    distance_memberships,
+    distances,
+    nearest_distance_scale,
+    softmax_backward,
+    softmax_rows,
+)
 from .supervised import Standardizer, check_positive, class_indicator, lbfgs, per_image_sample
 
 _EPS = 1e-12
@@ -73,7 +80,7 @@ def eobow_objective(v: np.ndarray, X: np.ndarray, P, Y: np.ndarray, centres: np.
     return E, distance_histograms_grad(X, V, P, U, D, m_soft, "euclidean", dS).ravel()
 
 
-class EOBoW(Aggregator):
+class EOBoW(LearnedSoftCodebook, Aggregator):
     """Entropy-optimised soft BoW (Passalis & Tefas 2016).
 
     Parameters
@@ -94,6 +101,7 @@ class EOBoW(Aggregator):
     """
 
     supervised = True
+    membership_distance = "euclidean"
 
     def __init__(self, n_clusters: int = 256, softness: float = 1.0, entropy_softness: float = 0.1,
                  max_iter: int = 100, descriptors_per_image: int | None = 30,
@@ -136,17 +144,8 @@ class EOBoW(Aggregator):
         self.fit_info_ = {"training_curve": curve, "optimizer": message, "n_training_descriptors": int(X.shape[0]),
                           "m": m_soft, "g": g}
 
-    def initial_transform(self, bags: Bags) -> np.ndarray:
-        """[m, K] the unsupervised starting point: the same soft BoW on the initial k-means codebook."""
-        return self._encode(bags, self.initial_codebook_)
-
-    def _transform(self, bags: Bags) -> np.ndarray:
-        return self._encode(bags, self.codebook_)
-
-    def _encode(self, bags: Bags, V: np.ndarray) -> np.ndarray:
-        X = self.standardizer_.transform(bags.descriptors)
-        U, _ = distance_memberships(X, V, self.softness_m_, "euclidean")
-        return np.asarray(bags.pooling_matrix(mean=True, dtype=np.float64) @ U).astype(np.float32)
+    def membership_scale(self) -> float:
+        return self.softness_m_
 
 
 @hookimpl

@@ -80,3 +80,31 @@ def nearest_distance_scale(X: np.ndarray, V: np.ndarray, distance: str) -> float
     """Mean over the rows of ``X`` of the distance to the nearest row of ``V`` (the softness unit)."""
     d = distances(X, V, distance).min(axis=1)
     return float(max(d.mean(), _EPS))
+
+
+class LearnedSoftCodebook:
+    """``transform`` and ``initial_transform`` of a soft BoW whose codebook a supervised criterion learned.
+
+    Mixed into DBoWs and EO-BoW, whose fits set ``standardizer_``, ``initial_codebook_`` (the k-means
+    start) and ``codebook_`` (the learned one). An image's vector is the mean of its descriptors'
+    memberships (:func:`distance_memberships`), ``[m, K]`` float32.
+    """
+
+    #: ``"sqeuclidean"`` or ``"euclidean"``: the distance inside the memberships.
+    membership_distance = "sqeuclidean"
+
+    def membership_scale(self) -> float:
+        """The softness of the memberships learned at fit time."""
+        raise NotImplementedError
+
+    def initial_transform(self, bags) -> np.ndarray:
+        """[m, K] the unsupervised starting point: the same soft BoW on the initial k-means codebook."""
+        return self._encode(bags, self.initial_codebook_)
+
+    def _transform(self, bags) -> np.ndarray:
+        return self._encode(bags, self.codebook_)
+
+    def _encode(self, bags, V: np.ndarray) -> np.ndarray:
+        X = self.standardizer_.transform(bags.descriptors)
+        U, _ = distance_memberships(X, V, self.membership_scale(), self.membership_distance)
+        return np.asarray(bags.pooling_matrix(mean=True, dtype=np.float64) @ U).astype(np.float32)
