@@ -36,7 +36,7 @@ def _cmd_leaderboard(args) -> int:
         print(f"lfabench leaderboard: {exc}", file=sys.stderr)
         return 2
     print(out["markdown"].read_text())
-    written = [out["markdown"], out["csv"], out["html"], *out["plots"]]
+    written = [out["markdown"], out["csv"], out["runs_csv"], out["html"], *out["plots"]]
     print("wrote " + ", ".join(map(str, written)))
     return 0
 

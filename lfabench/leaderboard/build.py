@@ -1,6 +1,7 @@
 """``build_leaderboard``: every output of ``lfabench leaderboard`` from the records under some folders.
 
-Writes ``<name>.md`` and ``<name>.csv`` (the tables; ``<name>-paper.csv`` beside the paper's numbers
+Writes ``<name>.md`` and ``<name>.csv`` (the tables; ``<name>-runs.csv``: one row per setting, seed
+and metric with its records' provenance, the compact per-seed form of the records; ``<name>-paper.csv`` beside the paper's numbers
 where the records cover one of its tables), ``<name>.html`` (the self-contained page) and the
 PNG plots (per table: scores with every seed, and the trade-offs against time and output dimension;
 the paper's curves wherever the records support one: :mod:`lfabench.leaderboard.curves`).
@@ -14,7 +15,7 @@ from typing import Iterable
 from ..storage import write_text_atomic
 from .paper import paper_markdown, paper_table
 from .ranks import rank_markdown, rank_table
-from .tables import INTRO, find_records, labelled, records_frame, summarize, to_markdown
+from .tables import INTRO, _shown_path, dedupe_runs, find_records, labelled, records_frame, summarize, to_markdown
 
 
 def build_leaderboard(run_paths: Iterable[Path | str], out_dir: Path | str = "leaderboards",
@@ -47,6 +48,8 @@ def build_leaderboard(run_paths: Iterable[Path | str], out_dir: Path | str = "le
     sections = [s for s in [rank_markdown(summary), paper_markdown(summary)] if s]
     write_text_atomic(paths["markdown"], to_markdown(summary, failed, command=command, extra_sections=sections))
     write_text_atomic(paths["csv"], summary.to_csv(index=False))
+    paths["runs_csv"] = out_dir / f"{name}-runs.csv"
+    write_text_atomic(paths["runs_csv"], per_seed_table(df).to_csv(index=False))
     ranks, versus = rank_table(summary), paper_table(summary)
     extra = [("Overall: mean rank across tasks", ranks)] if not ranks.empty else []
     if not versus.empty:
@@ -57,3 +60,19 @@ def build_leaderboard(run_paths: Iterable[Path | str], out_dir: Path | str = "le
                                              extra_sections=extra))
     paths["plots"] = [p for files in plots.values() for p in files]
     return paths
+
+
+#: Columns of ``<name>-runs.csv``, in order (those the records have).
+RUN_COLUMNS = ["dataset", "descriptor", "aggregator", "evaluator", "metric", "setting", "seed", "value", "n_records",
+               "conflict", "fit_s", "transform_s", "peak_rss_mb", "output_dim", "lfabench_version", "git_revision",
+               "finished_at", "path"]
+
+
+def per_seed_table(df):
+    """One row per (setting, seed, metric): the value, its costs and where it came from (never raw arrays)."""
+    if df.empty:
+        return df.reindex(columns=RUN_COLUMNS)
+    runs = labelled(dedupe_runs(df))
+    runs = runs.sort_values(["dataset", "descriptor", "evaluator", "metric", "aggregator", "seed"])
+    runs["path"] = [";".join(_shown_path(Path(p)) for p in str(v).split(";")) for v in runs["path"]]
+    return runs[[c for c in RUN_COLUMNS if c in runs.columns]]

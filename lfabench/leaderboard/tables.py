@@ -199,7 +199,8 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
     out.loc[out["n_seeds"] < 2, "std"] = float("nan")  # one seed: the spread is unknown, not zero
     out["conflicts"] = out["conflicts"].astype(int)
     out["seeds"] = g["seed"].apply(lambda s: ",".join(map(str, sorted(set(s))))).values
-    out["paths"] = g["path"].apply(lambda s: ";".join(sorted({q for v in s for q in v.split(";")}))).values
+    out["paths"] = g["path"].apply(  # relative to the working directory: a committed board names no machine
+        lambda s: ";".join(sorted({_shown_path(Path(q)) for v in s for q in v.split(";")}))).values
     out["git_revisions"] = g["git_revision"].apply(_distinct).values
     out["lfabench_versions"] = g["lfabench_version"].apply(_distinct).values
     keys = ["dataset", "descriptor", "evaluator", "metric"]

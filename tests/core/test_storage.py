@@ -52,3 +52,16 @@ def test_resolve_cache_is_one_convention(tmp_path):
     assert resolve_cache(store) is store
     with pytest.raises(TypeError, match="cache must be"):
         resolve_cache(3)
+
+
+def test_atomically_written_files_get_the_usual_mode_not_mkstemps_0600(tmp_path):
+    import os
+
+    from lfabench.storage import write_text_atomic
+
+    mask = os.umask(0o022)
+    try:
+        write_text_atomic(tmp_path / "board.md", "x")
+    finally:
+        os.umask(mask)
+    assert (tmp_path / "board.md").stat().st_mode & 0o777 == 0o644
