@@ -10,8 +10,17 @@ from __future__ import annotations
 
 import pytest
 
+from conftest import shared_data_dir
 from lfabench import KINDS, get_registry
 from lfabench.testing import CheckSkip, plugin_checks
+
+
+@pytest.fixture(autouse=True)
+def _real_datasets_from_shared_data(monkeypatch):
+    """Dataset plugins find their default folders under ../shared/data when it is there (as in CI)."""
+    base = shared_data_dir()
+    if base is not None:
+        monkeypatch.setenv("LFABENCH_DATA", str(base))
 
 
 def _params():
