@@ -39,9 +39,8 @@ from lfabench import PluginSpec, hookimpl
 from lfabench.aggregate import Aggregator
 from lfabench.bags import Bags
 
-from .codebooks import kmeans_codebook
 from .softbow import LearnedSoftCodebook, distance_histograms_grad, distance_memberships, nearest_distance_scale
-from .supervised import Standardizer, check_positive, class_indicator, lbfgs, per_image_sample
+from .supervised import check_positive, class_indicator, codebook_start, lbfgs
 
 
 def lda_trace_ratio(S: np.ndarray, Y: np.ndarray) -> tuple[float, np.ndarray, float, float]:
@@ -107,11 +106,7 @@ class DBoWs(LearnedSoftCodebook, Aggregator):
         Y = class_indicator(y, bags.n_samples)
         if Y.shape[1] < 2:
             raise ValueError(f"{name}: the LDA criterion needs at least 2 classes in y, got {Y.shape[1]}")
-        train = per_image_sample(bags, self.descriptors_per_image, self.random_state)
-        self.standardizer_ = Standardizer().fit(train.descriptors)
-        X = self.standardizer_.transform(train.descriptors)
-        V0 = kmeans_codebook(X.astype(np.float32), self.n_clusters, self.max_training_descriptors,
-                             self.kmeans_iter, self.random_state).astype(np.float64)
+        train, self.standardizer_, X, V0 = codebook_start(self, bags)
         sigma = self.softness * nearest_distance_scale(X, V0, "sqeuclidean")
         P = train.pooling_matrix(mean=True, dtype=np.float64)
         keep = train.counts > 0            # an empty image has no histogram to discriminate

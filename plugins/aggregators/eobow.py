@@ -40,7 +40,6 @@ from lfabench import PluginSpec, hookimpl
 from lfabench.aggregate import Aggregator
 from lfabench.bags import Bags
 
-from .codebooks import kmeans_codebook
 from .softbow import (
     LearnedSoftCodebook,
     distance_histograms_grad,
@@ -50,7 +49,7 @@ from .softbow import (
     softmax_backward,
     softmax_rows,
 )
-from .supervised import Standardizer, check_positive, class_indicator, lbfgs, per_image_sample
+from .supervised import check_positive, class_indicator, codebook_start, lbfgs
 
 _EPS = 1e-12
 
@@ -122,11 +121,7 @@ class EOBoW(LearnedSoftCodebook, Aggregator):
         check_positive(self.entropy_softness, "entropy_softness", name)
         check_positive(self.max_iter, "max_iter", name, integer=True, allow_zero=True)
         Y = class_indicator(y, bags.n_samples)
-        train = per_image_sample(bags, self.descriptors_per_image, self.random_state)
-        self.standardizer_ = Standardizer().fit(train.descriptors)
-        X = self.standardizer_.transform(train.descriptors)
-        V0 = kmeans_codebook(X.astype(np.float32), self.n_clusters, self.max_training_descriptors,
-                             self.kmeans_iter, self.random_state).astype(np.float64)
+        train, self.standardizer_, X, V0 = codebook_start(self, bags)
         m_soft = self.softness * nearest_distance_scale(X, V0, "euclidean")
         P = train.pooling_matrix(mean=True, dtype=np.float64)
         S0 = np.asarray(P @ distance_memberships(X, V0, m_soft, "euclidean")[0])

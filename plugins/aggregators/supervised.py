@@ -15,6 +15,8 @@ from tqdm.auto import tqdm
 from lfabench.aggregate import check_labels
 from lfabench.bags import Bags
 
+from .codebooks import kmeans_codebook
+
 
 def class_indicator(y, n_samples: int) -> np.ndarray:
     """[m, C] one-hot float matrix of the image labels (classes sorted; see ``check_labels``)."""
@@ -93,3 +95,18 @@ def check_positive(value, name: str, owner: str, integer: bool = False, allow_ze
         kind = "an integer" if integer else "a number"
         raise ValueError(f"{owner}: {name} must be {kind} {'>= 0' if allow_zero else '> 0'}, got {value!r}")
     return value
+
+
+def codebook_start(est, bags: Bags):
+    """The common start of T1, EO-BoW and DBoWs, from the estimator's own hyper-parameters.
+
+    A seeded draw of ``est.descriptors_per_image`` descriptors per image (:func:`per_image_sample`),
+    a :class:`Standardizer` fitted on it, the standardised sample ``X`` ``[N, d]`` and the initial
+    seeded k-means codebook ``V0`` ``[K, d]`` (float64) of ``X``. Returns ``(train, standardizer, X, V0)``.
+    """
+    train = per_image_sample(bags, est.descriptors_per_image, est.random_state)
+    standardizer = Standardizer().fit(train.descriptors)
+    X = standardizer.transform(train.descriptors)
+    V0 = kmeans_codebook(X.astype(np.float32), est.n_clusters, est.max_training_descriptors,
+                         est.kmeans_iter, est.random_state).astype(np.float64)
+    return train, standardizer, X, V0

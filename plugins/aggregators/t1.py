@@ -40,9 +40,8 @@ from lfabench import PluginSpec, hookimpl
 from lfabench.aggregate import Aggregator
 from lfabench.bags import Bags
 
-from .codebooks import kmeans_codebook
-from .softbow import distances, softmax_backward, softmax_rows
-from .supervised import Standardizer, check_positive, class_indicator, lbfgs, per_image_sample
+from .softbow import nearest_distance_scale, softmax_backward, softmax_rows
+from .supervised import check_positive, class_indicator, codebook_start, lbfgs
 
 
 def t1_loss_and_grad(theta: np.ndarray, X: np.ndarray, P, Y: np.ndarray, K: int, reg: float):
@@ -117,12 +116,8 @@ class T1(Aggregator):
         check_positive(self.reg, "reg", name, allow_zero=True)
         check_positive(self.max_iter, "max_iter", name, integer=True, allow_zero=True)
         Y = class_indicator(y, bags.n_samples)
-        train = per_image_sample(bags, self.descriptors_per_image, self.random_state)
-        self.standardizer_ = Standardizer().fit(train.descriptors)
-        X = self.standardizer_.transform(train.descriptors)
-        V = kmeans_codebook(X.astype(np.float32), self.n_clusters, self.max_training_descriptors,
-                            self.kmeans_iter, self.random_state).astype(np.float64)
-        sigma = self.softness * float(distances(X, V, "sqeuclidean").min(axis=1).mean())
+        train, self.standardizer_, X, V = codebook_start(self, bags)
+        sigma = self.softness * nearest_distance_scale(X, V, "sqeuclidean")
         K, d, C = V.shape[0], X.shape[1], Y.shape[1]
         theta0 = np.concatenate([(2.0 * V / sigma).ravel(), -(V * V).sum(1) / sigma, np.zeros(K * C), np.zeros(C)])
         P = train.pooling_matrix(mean=True, dtype=np.float64)
