@@ -77,6 +77,7 @@ def _source_digest(obj) -> str:
         h.update(type(obj).__module__.encode())
     return h.hexdigest()[:16]
 
+
 def _caching_enabled() -> bool:
     return os.environ.get(NO_CACHE_ENV, "1").lower() not in ("0", "false", "no", "off")
 

@@ -114,6 +114,8 @@ def _run_stages(rec: RunRecorder, cfg: dict[str, Any], raw_seed) -> dict[str, fl
         metrics = evaluator.evaluate(features, dataset, split)
         rec.data["split"].update(split.info)  # evaluators may add per-query results (e.g. AP)
     return metrics
+
+
 def ignored_params(aggregator, evaluator) -> list[str]:
     """The evaluator's label parameters (``Evaluator.label_params``) when the aggregator never reads labels.
 

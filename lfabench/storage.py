@@ -21,7 +21,6 @@ Root: ``$LFABENCH_CACHE``, else ``$XDG_CACHE_HOME/lfabench``, else ``~/.cache/lf
 from __future__ import annotations
 
 import contextlib
-
 import datetime as _dt
 import hashlib
 import json

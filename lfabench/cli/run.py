@@ -174,8 +174,8 @@ def task(cfg) -> None:
     from hydra.core.hydra_config import HydraConfig
     from omegaconf import OmegaConf
 
-    from ..resume import complete_record
     from ..dataset import DatasetNotFoundError
+    from ..resume import complete_record
     from ..run import format_summary, run_benchmark
 
     logging.getLogger("faiss.loader").setLevel(logging.WARNING)

@@ -77,6 +77,7 @@ def _small_blas():
         _CONTROLLER = ThreadpoolController()
     return _CONTROLLER.limit(limits=1, user_api="blas")
 
+
 #: Consecutive first-trial acceptances before the C-step tries a doubled step.
 GROW_AFTER = 1
 

@@ -2,6 +2,7 @@
 
 from lfabench.leaderboard import build_leaderboard, find_records, records_frame
 from lfabench.leaderboard.curves import parameter_curves
+
 from record_helpers import record
 
 

@@ -77,8 +77,9 @@ def test_written_records_follow_the_schema_in_code(tmp_path):
 
 def test_repeated_runs_of_one_seed_count_once_and_conflicts_are_flagged(tmp_path):
     """A rerun sweep left 9 records for 6 seeds: the leaderboard and compare use one value per seed."""
-    from lfabench.cli.compare import compare_table
     import pandas as pd
+
+    from lfabench.cli.compare import compare_table
 
     accs = [90.0, 91.0, 92.5, 89.0, 90.5, 93.0]
     for seed, acc in enumerate(accs):

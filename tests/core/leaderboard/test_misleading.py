@@ -8,6 +8,7 @@ import pytest
 
 from lfabench.leaderboard import build_leaderboard, find_records, rank_table, records_frame, summarize
 from lfabench.leaderboard.cells import P_NOT_AVAILABLE
+
 from record_helpers import record
 
 

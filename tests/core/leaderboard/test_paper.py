@@ -7,6 +7,7 @@ import pytest
 
 from lfabench.leaderboard import build_leaderboard, find_records, records_frame, summarize
 from lfabench.leaderboard.paper import paper_results, paper_table
+
 from record_helpers import record
 
 PROTOCOLS = Path(__file__).resolve().parents[4] / "shared" / "docs" / "protocols.md"

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import shared_data_dir
 from lfabench import KINDS, get_registry
 from lfabench.testing import CheckSkip, plugin_checks
+
+from conftest import shared_data_dir
 
 
 @pytest.fixture(autouse=True)

@@ -102,8 +102,6 @@ def test_padded_batches_cover_every_sample_exactly():
     assert sorted(seen) == list(range(len(arrays)))
 
 
-
-
 def test_cached_kmeans_equals_uncached_codebook(tmp_path):
     from lfabench_plugins.aggregators.codebooks import kmeans_codebook
 
