@@ -61,6 +61,7 @@ class RunRecord(TypedDict, total=False):
     ignored_params: list[str]                # "<kind>.<param>" of the setting that could not change this run
     seed: int | None                         # None only when the config's seed was not an integer (failed at config)
     time_limit_s: float | None               # the run's time limit (config `time_limit`), None for none
+    isolate: str                             # where the run ran (config `isolate`): "none" in-process, "process"
     metrics: dict[str, float]
     timings_s: dict[str, float]              # per stage, and "total"
     peak_rss_mb: float | None                # peak resident memory of the process
@@ -83,7 +84,7 @@ class RunRecord(TypedDict, total=False):
 REQUIRED_FIELDS = ("schema_version", "status", "config", "seed", "metrics", "timings_s")
 _FIELD_TYPES = {"schema_version": int, "status": str, "error": (dict, type(None)), "plugins": dict, "config": dict,
                 "setting": dict, "ignored_params": list, "seed": (int, type(None)),
-                "time_limit_s": (float, int, type(None)), "metrics": dict, "timings_s": dict,
+                "time_limit_s": (float, int, type(None)), "isolate": str, "metrics": dict, "timings_s": dict,
                 "peak_rss_mb": (float, int, type(None)),
                 "peak_rss_mb_by_stage": dict, "dataset": (dict, type(None)), "descriptors": dict,
                 "split": (dict, type(None)), "fit_cache": list, "fit_info": dict, "output_dim": int, "started_at": str,
@@ -213,6 +214,9 @@ class RunRecorder:
         self.path = self.run_dir / RESULT_FILE
         self._t0 = time.perf_counter()
         self.current_stage = "setup"
+        #: called as ``listener(stage, snapshot)`` when a stage starts (an isolated run reports to its parent)
+        self.listener = None
+        self._peak_elsewhere: tuple[float | None] | None = None  # (peak,) when the run ran in another process
         self.data: RunRecord = {
             "schema_version": SCHEMA_VERSION, "status": "running", "error": None, "plugins": {},
             "config": config, "seed": seed, "metrics": {}, "timings_s": {}, "peak_rss_mb": None,
@@ -225,6 +229,31 @@ class RunRecorder:
         }
         self._keep_previous()
 
+    @classmethod
+    def adopt(cls, snapshot: dict, stage: str, elapsed_s: float, stage_elapsed_s: float,
+              peak_rss_mb: float | None = None) -> RunRecorder:
+        """The recorder of a run that another process started and could not finish (it was killed).
+
+        ``snapshot`` is that run's last report (:meth:`snapshot`, sent when ``stage`` started
+        ``stage_elapsed_s`` ago; the run started ``elapsed_s`` ago); ``peak_rss_mb`` that process's
+        peak memory (None: unknown). The child already kept any earlier record aside.
+        """
+        rec = cls.__new__(cls)
+        rec.data = snapshot
+        rec.run_dir = Path(snapshot["run_dir"])
+        rec.path = rec.run_dir / RESULT_FILE
+        rec._t0 = time.perf_counter() - elapsed_s
+        rec.current_stage = stage
+        rec.listener = None
+        rec._peak_elsewhere = (peak_rss_mb,)
+        if stage != "setup":
+            rec.data["timings_s"][stage] = round(stage_elapsed_s, 6)
+        return rec
+
+    def snapshot(self) -> dict:
+        """The record so far, as JSON-ready data."""
+        return _jsonable(self.data)
+
     def _keep_previous(self) -> None:
         """A run directory reused by hand keeps its earlier record as ``result.previous-<time>.json``."""
         if self.path.exists():
@@ -236,6 +265,8 @@ class RunRecorder:
         """Time a stage and sample its peak memory; recorded in ``timings_s`` / ``peak_rss_mb_by_stage``
         even when it raises."""
         self.current_stage = name
+        if self.listener is not None:
+            self.listener(name, self.snapshot())
         sampler = _RssSampler()
         sampler.start()
         t = time.perf_counter()
@@ -248,7 +279,8 @@ class RunRecorder:
     def _close(self, status: str) -> None:
         self.data["status"] = status
         self.data["timings_s"]["total"] = round(time.perf_counter() - self._t0, 6)
-        self.data["peak_rss_mb"] = round(peak_rss_mb(), 1)
+        self.data["peak_rss_mb"] = (round(peak_rss_mb(), 1) if self._peak_elsewhere is None
+                                    else self._peak_elsewhere[0])
         self.data["finished_at"] = now_iso()
         write_json_atomic(self.path, _jsonable(self.data))
 
@@ -256,9 +288,13 @@ class RunRecorder:
         self.data["metrics"] = {k: float(v) for k, v in metrics.items()}
         self._close("ok")
 
-    def finish_failed(self, exc: BaseException) -> None:
+    def finish_failed(self, exc: BaseException, traceback_text: str | None = None) -> None:
+        """Record ``exc`` as the failure of the current stage (``traceback_text``: where the run really was,
+        when ``exc`` was raised elsewhere, e.g. by the parent of a killed isolated run)."""
+        if traceback_text is None:
+            traceback_text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
         self.data["error"] = {"type": type(exc).__name__, "message": str(exc), "stage": self.current_stage,
-                              "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))}
+                              "traceback": traceback_text}
         self._close("failed")
 
 

@@ -7,10 +7,11 @@ This module knows nothing of Hydra: it takes the resolved config as a plain dict
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 from typing import Any
 
-from .isolation import time_limit
+from .isolation import ISOLATION_MODES, RunProcessDied, RunTimeLimitExceeded, call_in_child, time_limit
 from .params import ConfigError, check_params, check_seed
 from .plugin import KINDS
 from .record import RunRecorder, plugin_setting
@@ -37,7 +38,7 @@ def _build(spec, params: dict[str, Any], kind: str):
 
 
 def run_benchmark(cfg: dict[str, Any], run_dir: Path | str, setting: dict[str, Any] | None = None,
-                  time_limit_s: float | None = None) -> dict[str, Any]:
+                  time_limit_s: float | None = None, isolate: str | None = "none") -> dict[str, Any]:
     """Run one configuration and write ``run_dir/result.json``; returns the record.
 
     ``setting`` is the config before interpolation (``random_state: ${seed}`` kept
@@ -46,26 +47,93 @@ def run_benchmark(cfg: dict[str, Any], run_dir: Path | str, setting: dict[str, A
 
     The record is written whatever happens: a raising plugin leaves a record with
     ``status: "failed"`` and the error (type, message, stage, traceback), then the
-    exception propagates. ``time_limit_s`` bounds the whole run (recorded; see
-    :func:`lfabench.isolation.time_limit`); a plugin's ``SystemExit``/``KeyboardInterrupt`` is
-    recorded like any other error.
+    exception propagates. ``time_limit_s`` bounds the whole run (recorded); a plugin's
+    ``SystemExit``/``KeyboardInterrupt`` is recorded like any other error.
+
+    ``isolate`` (recorded): ``"none"`` runs here, the time limit raised by ``SIGALRM``
+    (:func:`lfabench.isolation.time_limit`: Python code only); ``"process"`` runs every stage in a
+    fresh child process that is killed at the time limit, however it hangs
+    (:func:`lfabench.isolation.call_in_child`), and a child that crashes fails this run only
+    (:class:`lfabench.isolation.RunProcessDied`).
     """
+    isolate = "none" if isolate is None else isolate
+    if isolate == "process" and _time_limit_problem(time_limit_s) is None:
+        return _run_isolated(cfg, Path(run_dir), setting, time_limit_s)
+    return _run_here(cfg, run_dir, setting, time_limit_s, isolate)
+
+
+def _time_limit_problem(time_limit_s) -> str | None:
+    if time_limit_s is not None and (isinstance(time_limit_s, bool) or not isinstance(time_limit_s, (int, float))
+                                     or not time_limit_s > 0):
+        return f"time_limit={time_limit_s!r} must be a positive number of seconds or null"
+    return None
+
+
+def _recorder(cfg: dict[str, Any], run_dir: Path | str, setting: dict[str, Any] | None, time_limit_s,
+              isolate) -> RunRecorder:
     raw_seed = cfg.get("seed", 0)
     valid_seed = isinstance(raw_seed, int) and not isinstance(raw_seed, bool)
     rec = RunRecorder(Path(run_dir), cfg, raw_seed if valid_seed else None)
     rec.data["setting"] = plugin_setting(setting or cfg)
     rec.data["time_limit_s"] = time_limit_s
+    rec.data["isolate"] = isolate if isinstance(isolate, str) else repr(isolate)
+    return rec
+
+
+def _run_here(cfg: dict[str, Any], run_dir: Path | str, setting: dict[str, Any] | None, time_limit_s,
+              isolate, report=None) -> dict[str, Any]:
+    """The run in this process; ``report`` (an isolated run's child) receives ``(stage, snapshot)`` as each
+    stage starts, and the parent, not ``SIGALRM``, enforces the time limit."""
+    rec = _recorder(cfg, run_dir, setting, time_limit_s, isolate)
+    if report is not None:
+        rec.listener = lambda stage, snapshot: report((stage, snapshot))
+        report(("setup", rec.snapshot()))
     try:
-        if time_limit_s is not None and (isinstance(time_limit_s, bool) or not isinstance(time_limit_s, (int, float))
-                                         or not time_limit_s > 0):
-            raise ConfigError(f"time_limit={time_limit_s!r} must be a positive number of seconds or null")
-        with time_limit(time_limit_s):
-            metrics = _run_stages(rec, cfg, raw_seed)
+        problem = _time_limit_problem(time_limit_s)
+        if problem:
+            raise ConfigError(problem)
+        if isolate not in ISOLATION_MODES:
+            raise ConfigError(f"isolate={isolate!r} must be one of {', '.join(ISOLATION_MODES)}")
+        with time_limit(None if report is not None else time_limit_s):
+            metrics = _run_stages(rec, cfg, cfg.get("seed", 0))
     except BaseException as exc:
         rec.finish_failed(exc)
         raise
     rec.finish_ok(metrics)
     return rec.data
+
+
+def _child_run(cfg: dict[str, Any], run_dir: str, setting: dict[str, Any] | None, time_limit_s, report):
+    """What the child process of an isolated run does (module level: the child imports it by name)."""
+    return _run_here(cfg, run_dir, setting, time_limit_s, "process", report=report)
+
+
+def _run_isolated(cfg: dict[str, Any], run_dir: Path, setting: dict[str, Any] | None, time_limit_s) -> dict[str, Any]:
+    """The run in a child process; when the child is killed at the time limit or dies, its record is
+    finished here from its last report (stage, timings so far) and the error is raised."""
+    out = call_in_child(_child_run, (cfg, str(run_dir), setting, time_limit_s), time_limit_s)
+    if out.status == "returned":
+        return out.value
+    if out.status == "raised":
+        raise out.value
+    stage = out.progress[0] if out.progress else "setup"
+    if out.status == "timed_out":
+        exc: BaseException = RunTimeLimitExceeded(
+            f"the run exceeded its time limit of {time_limit_s:g} s (time_limit={time_limit_s:g}) in stage "
+            f"{stage!r}; its process (pid {out.pid}) was killed (isolate=process)")
+    else:
+        code = out.exitcode
+        how = (f"killed by signal {signal.Signals(-code).name}" if code is not None and code < 0
+               and -code in signal.Signals._value2member_map_ else f"exit code {code}")
+        exc = RunProcessDied(f"the run's process (pid {out.pid}) ended without a result in stage {stage!r} "
+                             f"({how}; isolate=process)")
+    if out.progress:
+        rec = RunRecorder.adopt(out.progress[1], stage, out.elapsed_s, out.progress_age_s, out.peak_rss_mb)
+    else:  # the child never started its run (it hung or died while starting up)
+        rec = _recorder(cfg, run_dir, setting, time_limit_s, "process")
+    rec.finish_failed(exc, traceback_text=(out.hang_traceback or None) and
+                      f"Python stacks of the run's process just before it was killed:\n{out.hang_traceback}")
+    raise exc
 
 
 def _run_stages(rec: RunRecorder, cfg: dict[str, Any], raw_seed) -> dict[str, float]:

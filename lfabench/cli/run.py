@@ -188,7 +188,8 @@ def task(cfg) -> None:
               flush=True)
         return
     try:
-        record = run_benchmark(config, run_dir, setting=setting, time_limit_s=cfg.get("time_limit"))
+        record = run_benchmark(config, run_dir, setting=setting, time_limit_s=cfg.get("time_limit"),
+                               isolate=cfg.get("isolate", "none"))
     except BaseException as exc:  # a plugin's SystemExit/KeyboardInterrupt or the time limit ends this run only
         if isinstance(exc, DatasetNotFoundError):
             # Absent data fails every job of a sweep alike: stop at the first, whatever continue_on_error says.

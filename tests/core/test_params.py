@@ -89,3 +89,7 @@ def test_run_level_switches_are_checked_too(tmp_path):
         run_benchmark(cfg, tmp_path / "a")
     with pytest.raises(ConfigError, match="time_limit='10'"):
         run_benchmark(_cfg(), tmp_path / "b", time_limit_s="10")
+    with pytest.raises(ConfigError, match="isolate='thread' must be one of none, process"):
+        run_benchmark(_cfg(), tmp_path / "c", isolate="thread")
+    rec = json.loads((tmp_path / "c" / "result.json").read_text())
+    assert rec["status"] == "failed" and rec["isolate"] == "thread" and "dataset" not in rec["timings_s"]
