@@ -190,8 +190,9 @@ def test_call_in_child_kills_a_c_hang_at_the_limit_and_reports_crashes():
     assert out.status == "died" and out.exitcode == -signal.SIGSEGV
 
 
-def test_an_isolated_run_gives_the_in_process_result(tmp_path):
+def test_an_isolated_run_gives_the_in_process_result(tmp_path, monkeypatch):
     """Same config, same record contents that matter (metrics, split, dimension), one in a child process."""
+    monkeypatch.setenv("LFABENCH_N_JOBS", "1")  # the child inherits it: extraction without worker processes
     cfg = {"dataset": {"name": "digits", "params": {"n_samples": 80}},
            "descriptor": {"name": "patches", "params": {}},
            "aggregator": {"name": "bow", "params": {"n_clusters": 4, "random_state": 0}},
