@@ -204,3 +204,16 @@ def test_an_isolated_run_gives_the_in_process_result(tmp_path, monkeypatch):
     for rec in (there, on_disk):
         assert rec["status"] == "ok" and rec["metrics"] == here["metrics"] and rec["split"] == here["split"]
         assert rec["output_dim"] == here["output_dim"] and rec["time_limit_s"] == 300
+
+
+@pytest.mark.parametrize(("override", "message"), [
+    ("aggregator.params.n_clusters=2.5", "n_clusters=2.5 must be an integer"),
+    ("dataset=scene15 dataset.params.root=nowhere", "dataset 'scene15': the folder does not exist"),
+])
+def test_user_errors_in_an_isolated_run_read_as_in_process(tmp_path, override, message):
+    """The child's exception reaches the parent as itself: one clear message, exit 2, no traceback."""
+    proc = run_cli(["run", "aggregator=bow", *override.split(), "isolate=process", "hydra.run.dir=r"], cwd=tmp_path,
+                   check=False)
+    assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr
+    rec = json.loads((tmp_path / "r" / "result.json").read_text())
+    assert rec["status"] == "failed" and rec["isolate"] == "process" and "Traceback" in rec["error"]["traceback"]
