@@ -122,9 +122,12 @@ def _run_isolated(cfg: dict[str, Any], run_dir: Path, setting: dict[str, Any] | 
             f"the run exceeded its time limit of {time_limit_s:g} s (time_limit={time_limit_s:g}) in stage "
             f"{stage!r}; its process (pid {out.pid}) was killed (isolate=process)")
     else:
-        code = out.exitcode
-        how = (f"killed by signal {signal.Signals(-code).name}" if code is not None and code < 0
-               and -code in signal.Signals._value2member_map_ else f"exit code {code}")
+        how = f"exit code {out.exitcode}"
+        if out.exitcode is not None and out.exitcode < 0:
+            try:
+                how = f"killed by signal {signal.Signals(-out.exitcode).name}"
+            except ValueError:
+                pass
         exc = RunProcessDied(f"the run's process (pid {out.pid}) ended without a result in stage {stage!r} "
                              f"({how}; isolate=process)")
     if out.progress:

@@ -1,6 +1,6 @@
 """isolate=process: a run in a child process that is killed at the time limit however it hangs (here: in a C
 call with every signal blocked, which the in-process SIGALRM limit cannot interrupt), a crash of the child
-fails that run only, the sweep goes on, and no child outlives a SIGKILLed sweep."""
+(a segfault) fails that run only, the sweep goes on, and no child outlives a SIGKILLed sweep."""
 
 from __future__ import annotations
 
@@ -44,9 +44,15 @@ class Stuck(Aggregator):
         return bags.means()
 
 
+class Crasher(Stuck):
+    def _fit(self, bags, y):
+        ctypes.string_at(0)  # a segmentation fault
+
+
 @hookimpl
 def lfabench_aggregators():
-    return [PluginSpec("stuck", Stuck, "hangs in a C call with signals blocked (test plugin)")]
+    return [PluginSpec("stuck", Stuck, "hangs in a C call with signals blocked (test plugin)"),
+            PluginSpec("crasher", Crasher, "segfaults in fit (test plugin)")]
 '''
 
 SMALL = ["dataset.params.n_samples=100", "cache=false"]
@@ -96,11 +102,11 @@ def test_process_isolation_kills_a_run_stuck_in_c_and_the_sweep_goes_on(stuck_si
     limit = 4
     pid_file = tmp_path / "stuck.pid"
     t0 = time.monotonic()
-    proc = run_cli(["run", "-m", "aggregator=stuck,bow", f"time_limit={limit}", "isolate=process",
+    proc = run_cli(["run", "-m", "aggregator=stuck,crasher,bow", f"time_limit={limit}", "isolate=process",
                     "continue_on_error=true", *SMALL], cwd=tmp_path, env=_env(stuck_site, pid_file))
     wall = time.monotonic() - t0
     recs = _records(tmp_path)
-    stuck, bow = recs["stuck"], recs["bow"]
+    stuck, crasher, bow = recs["stuck"], recs["crasher"], recs["bow"]
     assert stuck["status"] == "failed" and stuck["isolate"] == "process" and stuck["time_limit_s"] == limit
     assert stuck["error"]["type"] == "RunTimeLimitExceeded" and stuck["error"]["stage"] == "fit"
     assert f"time limit of {limit} s" in stuck["error"]["message"] and "was killed" in stuck["error"]["message"]
@@ -110,6 +116,9 @@ def test_process_isolation_kills_a_run_stuck_in_c_and_the_sweep_goes_on(stuck_si
     assert {"config", "dataset", "descriptors", "split", "fit"} <= set(stuck["timings_s"])
     assert stuck["peak_rss_mb"] is None or stuck["peak_rss_mb"] > 10
     assert not _alive(int(pid_file.read_text()))
+    # a segfault in a plugin fails its run only
+    assert crasher["status"] == "failed" and crasher["error"]["type"] == "RunProcessDied"
+    assert crasher["error"]["stage"] == "fit" and "killed by signal SIGSEGV" in crasher["error"]["message"]
     assert bow["status"] == "ok" and bow["isolate"] == "process" and bow["metrics"]["accuracy"] > 0
     assert "RunTimeLimitExceeded" in proc.stderr
 
