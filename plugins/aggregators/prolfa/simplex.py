@@ -100,7 +100,11 @@ def _column_segments(cols, values, n_cols: int, caller: str):
     if counts.size != n_cols or np.any(counts == 0):
         raise ValueError(f"{caller}: every column needs at least one candidate")
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    return cols, v, counts, starts, np.lexsort((-v, cols))
+    # np.lexsort((-v, cols)) by two cheaper sorts (3-4x faster at 3k-90k entries): the stable rank
+    # of -v (ties by position, as lexsort), then one sort of the unique integer keys col * n + rank
+    rank = np.empty(v.size, dtype=np.int64)
+    rank[np.argsort(-v, kind="stable")] = np.arange(v.size)
+    return cols, v, counts, starts, np.argsort(cols * v.size + rank)
 
 
 def project_segments(cols: np.ndarray, values: np.ndarray, n_cols: int) -> tuple[np.ndarray, np.ndarray]:
