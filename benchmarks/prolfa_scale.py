@@ -141,13 +141,18 @@ def plot(rows, path):
                                  ("cpu_seconds_per_iteration", "^:", "CPU s / iteration")):
             ys = [float(r[col]) for r in pts]
             k = exponent(xs, ys)
+            # the small points are dominated by fixed costs: also the slope over the largest three
+            k3 = exponent(xs[-3:], ys[-3:]) if len(xs) > 3 else k
             summary[f"{kind} {col}"] = round(k, 2)
-            ax.plot(xs, ys, style, label=f"{name}: slope {k:.2f}")
+            summary[f"{kind} {col} (largest 3)"] = round(k3, 2)
+            ax.plot(xs, ys, style, label=f"{name}: slope {k:.2f} (largest 3: {k3:.2f})")
         if kind == "vs_dbar":
             ax.set_title(f"vs d̄ (N = {pts[0]['N']})")
         else:
             ax.set_title("vs N (synthetic jittered copies beyond 316k)")
         ax.set(xscale="log", yscale="log", xlabel=label, ylabel="seconds")
+        ax.set_xticks(xs, [f"{int(x):,}" for x in xs], rotation=30, fontsize=8)
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)
     fig.tight_layout()
