@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_digits
 
-from lfabench.explain import explain_run, load_explained_run
+from lfabench.explain import crop_box, explain_run, load_explained_run
 from lfabench.registry import get_registry
 
 from conftest import run_cli
@@ -113,3 +113,38 @@ def test_explain_refuses_a_run_without_images(tmp_path):
              "aggregator.params.n_prototypes=4"], cwd=tmp_path)
     proc = run_cli(["explain", "syn0"], cwd=tmp_path, check=False)
     assert proc.returncode == 2 and "ships local descriptors, not images" in proc.stderr
+
+
+@pytest.mark.shared_data
+def test_explain_on_fifteen_scene_sift(shared_data, tmp_path):
+    """A short ProLFA fit on the real Fifteen Scene SIFT; every tile is centred on the SIFT keypoint that the
+    descriptor plugin finds again in that image, and is 12 scales wide."""
+    root = shared_data / "scene15"
+    if not root.is_dir():
+        pytest.skip(f"needs Fifteen Scene in {root} (absent here)")
+    run_cli(["run", "hydra.run.dir=scene0", "dataset=scene15", f"dataset.params.root={root}", "descriptor=sift",
+             "aggregator.params.n_prototypes=16", "aggregator.params.max_iter=3"], cwd=tmp_path)
+    out = tmp_path / "scene.png"
+    run_cli(["explain", "scene0", "--top", "2", "--per-prototype", "2", "--out", str(out)], cwd=tmp_path)
+    import cv2
+    import matplotlib.image as mpimg
+
+    assert mpimg.imread(out)[..., :3].std() > 0.05
+    _, rows = explain_run(tmp_path / "scene0", tmp_path / "again.png", top=2, per_prototype=2)
+    _, arrays = load_explained_run(tmp_path / "scene0")
+    sift = get_registry().get_spec("descriptor", "sift").factory()
+    for row in rows:
+        for t in row.tiles:
+            image = cv2.imread(str(root / t.sample_id), cv2.IMREAD_COLOR)[..., ::-1]  # RGB, as the dataset reads it
+            assert t.class_name == t.sample_id.split("/")[0]
+            _, K = sift.extract(image)
+            entry = np.flatnonzero((arrays["prototype"] == row.prototype)
+                                   & np.isclose(arrays["coefficient"], t.coefficient))[0]
+            np.testing.assert_allclose(K[arrays["descriptor"][entry]], arrays["keypoints"][entry], atol=1e-4)
+            x, y = t.keypoint["x"], t.keypoint["y"]
+            x0, y0, w = crop_box(x, y, 12 * t.keypoint["scale"])
+            assert w == max(1, round(12 * t.keypoint["scale"])) and t.image.shape == (w, w, 3)
+            assert abs(x0 + (w - 1) / 2 - x) <= 0.5 and abs(y0 + (w - 1) / 2 - y) <= 0.5  # centred on it
+            inside = image[max(y0, 0):y0 + w, max(x0, 0):x0 + w, 0] / 255.0
+            tile = t.image[max(-y0, 0):max(-y0, 0) + inside.shape[0], max(-x0, 0):max(-x0, 0) + inside.shape[1], 0]
+            np.testing.assert_allclose(tile, inside, atol=1e-9)  # the file's own pixels (grey in every channel)
