@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from .dataset import Dataset
+from .dataset import CorruptImageError, Dataset
 from .prototypes import load_prototypes
 from .record import RESULT_FILE, read_record
 from .registry import get_registry
@@ -118,9 +118,13 @@ def load_run_dataset(record: dict[str, Any], source: str = "run") -> Dataset:
         raise ExplainError(f"{source}: dataset {name!r} ships local descriptors, not images, so there are no "
                            f"image patches to show")
     expected = (record.get("dataset") or {}).get("fingerprint")
-    if expected and dataset.fingerprint() != expected:
+    try:
+        found = dataset.fingerprint()  # reads every image file once
+    except (OSError, CorruptImageError) as exc:
+        raise ExplainError(f"{source}: an image of dataset {name!r} is missing or unreadable: {exc}") from None
+    if expected and found != expected:
         raise ExplainError(f"{source}: dataset {name!r} found here differs from the one the run used "
-                           f"(fingerprint {dataset.fingerprint()[:12]} != {expected[:12]}); the patches would "
+                           f"(fingerprint {found[:12]} != {expected[:12]}); the patches would "
                            f"come from other images")
     return dataset
 

@@ -63,3 +63,23 @@ def test_run_dataset_must_have_images_and_the_runs_content(tmp_path):
         load_run_dataset(_record("digits", {"n_samples": 50}, fingerprint="0" * 64))
     ds = load_run_dataset(_record("digits", {"n_samples": 50}))
     assert ds.n_samples == 50
+
+
+def test_a_missing_image_file_is_named(tmp_path, monkeypatch):
+    import types
+
+    import cv2
+
+    import lfabench.explain as explain
+    from lfabench.dataset import Dataset
+
+    paths = [tmp_path / "im0.png", tmp_path / "im1.png"]
+    for i, p in enumerate(paths):
+        cv2.imwrite(str(p), np.full((4, 4), 10 * i, np.uint8))
+    ds = Dataset(name="tiny", task="classification", sample_ids=["a", "b"], labels=np.array([0, 1]),
+                 images=[str(p) for p in paths])
+    spec = types.SimpleNamespace(factory=lambda **_: ds)
+    monkeypatch.setattr(explain, "get_registry", lambda: types.SimpleNamespace(get_spec=lambda kind, name: spec))
+    paths[1].unlink()  # gone since the run
+    with pytest.raises(ExplainError, match="missing or unreadable.*im1.png"):
+        load_run_dataset({"config": {"dataset": {"name": "tiny", "params": {}}}, "dataset": {}})
