@@ -9,18 +9,39 @@ array of global vectors:
   unsupervised aggregators ignore ``y``; semi-supervised ones read ``-1`` as
   "unlabelled" (scikit-learn's convention);
 * ``transform(bags) -> ndarray (m, D)`` works on any bags of the fitted dimension;
-* ``random_state`` (int, ``RandomState`` or ``None``) makes ``fit`` reproducible.
+* ``random_state`` (int, ``RandomState`` or ``None``) makes ``fit`` reproducible;
+* an aggregator whose output dimensions are made of training descriptors (prototypes) may say
+  which, with ``prototype_support() -> PrototypeSupport``: the run keeps it (``prototypes.npz``)
+  and ``lfabench explain`` shows the image patches behind each dimension.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from .bags import Bags, as_bags
 
-__all__ = ["Aggregator", "check_labels"]
+__all__ = ["Aggregator", "PrototypeSupport", "check_labels"]
+
+
+@dataclass(frozen=True)
+class PrototypeSupport:
+    """Which fit descriptors make each output dimension, as an aggregator states it.
+
+    ``selection``: ``(N_fit, P)`` sparse, column ``p`` the weights of the fit descriptors (rows in the
+    order of the bags given to ``fit``) in output dimension (prototype) ``p``; ``weight``: ``(P,)`` the
+    importance of each prototype; ``weight_definition``: what ``weight`` is, in words (it reaches the
+    run record and ``lfabench explain``'s figure).
+    """
+
+    selection: sp.spmatrix
+    weight: np.ndarray
+    weight_definition: str
 
 
 class Aggregator(BaseEstimator):
@@ -76,6 +97,11 @@ class Aggregator(BaseEstimator):
         of the record can see that the fit converged.
         """
         return dict(getattr(self, "fit_info_", None) or {})
+
+    def prototype_support(self) -> PrototypeSupport | None:
+        """Which training descriptors make each output dimension (see :class:`PrototypeSupport`); None
+        (the default) for aggregators whose dimensions are not made of descriptors."""
+        return None
 
     # Subclasses override these two.
     def _fit(self, bags: Bags, y):  # pragma: no cover - abstract

@@ -93,6 +93,9 @@ class Descriptor(BaseEstimator):
 
     #: Keypoint columns produced by :meth:`extract` (see ``lfabench.bags.KEYPOINT_FIELDS``).
     keypoint_fields: tuple[str, ...] = ("x", "y")
+    #: Side of the square image region one descriptor describes, in units of its keypoint's ``scale``
+    #: (in pixels when there is no ``scale`` field); ``lfabench explain`` crops that much. None: not stated.
+    keypoint_extent: float | None = None
     #: How the per-image cap chooses descriptors (recorded in every run record).
     selection_rule: str = "all descriptors are kept (no per-image cap)"
     #: Images per cached/parallel chunk.

@@ -71,6 +71,7 @@ class RunRecord(TypedDict, total=False):
     split: dict[str, Any] | None             # the protocol's split (and per-query results)
     fit_cache: list[dict[str, Any]]          # fitted arrays taken from / stored in the cache: {entry, hit}
     fit_info: dict[str, Any]                 # Aggregator.record_info(): e.g. training_curve
+    prototypes: dict[str, Any]               # prototype aggregators only: file (prototypes.npz), n_prototypes, weight
     output_dim: int
     started_at: str
     finished_at: str | None
@@ -87,7 +88,7 @@ _FIELD_TYPES = {"schema_version": int, "status": str, "error": (dict, type(None)
                 "time_limit_s": (float, int, type(None)), "isolate": str, "metrics": dict, "timings_s": dict,
                 "peak_rss_mb": (float, int, type(None)),
                 "peak_rss_mb_by_stage": dict, "dataset": (dict, type(None)), "descriptors": dict,
-                "split": (dict, type(None)), "fit_cache": list, "fit_info": dict, "output_dim": int, "started_at": str,
+                "split": (dict, type(None)), "fit_cache": list, "fit_info": dict, "prototypes": dict, "output_dim": int, "started_at": str,
                 "finished_at": (str, type(None)), "lfabench_version": str, "git_revision": (str, type(None)),
                 "host": dict, "run_dir": str}
 assert set(_FIELD_TYPES) == set(RunRecord.__annotations__), "every RunRecord field needs its type check"

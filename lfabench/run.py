@@ -14,6 +14,7 @@ from typing import Any
 from .isolation import ISOLATION_MODES, RunProcessDied, RunTimeLimitExceeded, call_in_child, time_limit
 from .params import ConfigError, check_params, check_seed
 from .plugin import KINDS
+from .prototypes import save_prototypes
 from .record import RunRecorder, plugin_setting
 from .registry import get_registry
 from .storage import drain_cache_events
@@ -172,10 +173,15 @@ def _run_stages(rec: RunRecorder, cfg: dict[str, Any], raw_seed) -> dict[str, fl
         rec.data["split"] = dict(split.info, n_fit=int(len(split.fit_indices)))
     drain_cache_events()
     with rec.stage("fit"):
-        aggregator.fit(bags.subset(split.fit_indices), split.fit_labels)
+        fit_bags = bags.subset(split.fit_indices)
+        aggregator.fit(fit_bags, split.fit_labels)
     rec.data["fit_cache"] = drain_cache_events()  # fitted arrays (codebooks, GMMs) reused from the cache
     if callable(getattr(aggregator, "record_info", None)):  # plain scikit-learn style plugins may lack it
         rec.data["fit_info"] = aggregator.record_info()
+    support = aggregator.prototype_support() if callable(getattr(aggregator, "prototype_support", None)) else None
+    if support is not None:  # what `lfabench explain` shows, kept beside the record (untimed, small)
+        rec.data["prototypes"] = save_prototypes(rec.run_dir, support, fit_bags, split.fit_indices)
+    del fit_bags
     with rec.stage("transform"):
         scored = evaluator.prepare_bags(bags, dataset, split)
         features = aggregator.transform(scored)

@@ -1,4 +1,5 @@
-"""The ``lfabench`` command line: ``run`` (Hydra), ``plugins``, ``leaderboard``."""
+"""The ``lfabench`` command line: ``run`` (Hydra), ``plugins``, ``leaderboard``, ``compare``, ``explain``, ``data``,
+``cache``."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ commands:
   plugins check NAME        run NAME's conformance battery (lfabench.testing) and print a pass/fail report
   leaderboard [RUN_DIRS...] build Markdown, CSV and HTML leaderboards and plots from run records
   compare [RUN_DIRS...]     mean ± std over seeds and paired exact Wilcoxon p-values against the best
+  explain RUN               PNG grid of the image patches behind a ProLFA run's top prototypes
   data fetch|add|verify|list  get, register and check datasets (data root: $LFABENCH_DATA)
   cache list|clear          show or delete cached descriptors and other arrays
 
@@ -45,9 +47,10 @@ def build_parser() -> argparse.ArgumentParser:
     from . import cache as cli_cache
     from . import compare as cli_compare
     from . import data as cli_data
+    from . import explain as cli_explain
     from . import plugins as cli_plugins
 
-    command_modules = (cli_plugins, cli_compare, cli_data, cli_cache)  # subcommands that live in their own module
+    command_modules = (cli_plugins, cli_compare, cli_data, cli_cache, cli_explain)  # subcommands that live in their own module
     parser = argparse.ArgumentParser(prog="lfabench", description=USAGE,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command")

@@ -112,10 +112,26 @@ def check_record_info_json(est, bags, y):
     assert_json(info, "record_info()")
 
 
+def check_prototype_support(est, bags, y):
+    """``prototype_support()``, when an aggregator states one: one row per fit descriptor, one column and one
+    finite weight per output dimension, and a definition of the weight (what ``lfabench explain`` shows)."""
+    e = _fit(est, bags, y)
+    support = e.prototype_support() if callable(getattr(e, "prototype_support", None)) else None
+    if support is None:
+        return
+    dim = e.transform(bags).shape[1]
+    assert support.selection.shape == (bags.n_descriptors, dim), (
+        f"prototype_support().selection has shape {support.selection.shape}, expected "
+        f"({bags.n_descriptors} fit descriptors, {dim} output dimensions)")
+    weight = np.asarray(support.weight)
+    assert weight.shape == (dim,) and np.isfinite(weight).all(), f"prototype weights: shape {weight.shape}, finite"
+    assert isinstance(support.weight_definition, str) and support.weight_definition, "weight_definition is empty"
+
+
 ALL_CHECKS = (check_fit_returns_self, check_output_shape_and_dtype, check_finite_output,
               check_deterministic_with_random_state, check_empty_sample_transform, check_fit_with_empty_sample,
               check_transform_before_fit_raises, check_dimension_mismatch_raises, check_params_roundtrip,
-              check_subset_consistency, check_record_info_json)
+              check_subset_consistency, check_record_info_json, check_prototype_support)
 
 
 def aggregator_checks(estimator, bags: Bags | None = None, y=None, skip=(), select=None,

@@ -35,6 +35,12 @@ On 128-D SIFT it makes codes nearly full reconstructions (30 of K atoms), and ma
 descriptors barely differ between images: on Fifteen Scene (K = 150) 1-NN was near chance (8.5 %) at T = 30,
 and on an 800/200-image subset 9.5 % at T = 30 vs 18.5 % at T = 5 (``sparsity`` is the parameter to lower).
 
+On descriptors of fewer than T dimensions (the embedded digits' 9-D patches, the synthetic 2-D points) T is
+the dimension: encoding cannot produce more non-zeros, and the stacked K-SVD (whose signals have
+d + K + C entries) used to learn on 30-atom codes that no descriptor's code matches, at ~10x the cost
+(Batch-OMP over 30,000 stacked signals: ~120 s per K-SVD iteration at T = 30, ~13 s at T = 9, on a
+loaded 2-core machine; 50 iterations).
+
 Output: [K] (an empty image gives the zero vector). ``fit_info_["training_curve"]``: the stacked
 objective ``||Y_new - D_new X||_F^2 / n`` after each K-SVD iteration.
 """
@@ -77,7 +83,8 @@ class LCKSVD2(Aggregator):
     n_atoms : int
         K, dictionary size (output dimension); split over the classes.
     sparsity : int
-        T, non-zero coefficients per code.
+        T, non-zero coefficients per code; capped at the descriptor dimension d (``sparsity_``), in the
+        stacked K-SVD too, since an OMP code of a d-dimensional descriptor never has more than d.
     sqrt_alpha, sqrt_beta : float
         Weights of the label-consistency and classification terms (square roots, as the authors' code).
     n_iter, init_iter : int
@@ -129,7 +136,10 @@ class LCKSVD2(Aggregator):
             if np.sum(labels == c) < counts[c]:
                 raise ValueError(f"{name}: class {c} has {int(np.sum(labels == c))} training descriptors for "
                                  f"{counts[c]} atoms; lower n_atoms or raise max_training_descriptors")
-        T = int(self.sparsity)
+        # a code of a d-dimensional descriptor has at most d non-zeros (OMP's residual is zero by then, and
+        # batch_omp caps it so at encoding); the stacked K-SVD, whose signals are longer, is held to the same
+        # T, so the dictionary is learned on codes of the sparsity it is used with (digits' 3x3 patches: T = 9)
+        T = min(int(self.sparsity), Y.shape[1])
         # initialisation: a K-SVD dictionary per class
         parts = []
         for c in range(n_classes):
@@ -156,8 +166,9 @@ class LCKSVD2(Aggregator):
         self.dictionary_ = D
         self.initial_dictionary_ = normalize_atoms(D0)
         self.atom_classes_ = atom_class
+        self.sparsity_ = T
         self.fit_info_ = {"training_curve": curve, "n_training_descriptors": int(Y.shape[0]),
-                          "atoms_per_class": counts.tolist()}
+                          "atoms_per_class": counts.tolist(), "sparsity": T}
 
     def initial_transform(self, bags: Bags) -> np.ndarray:
         """[m, K] the starting point: the same coding and pooling on the initial per-class K-SVD dictionary."""
@@ -178,7 +189,7 @@ class LCKSVD2(Aggregator):
             lo, hi = off[start], off[stop]
             if hi > lo:
                 codes = np.abs(batch_omp(l2_normalize(bags.descriptors[lo:hi].astype(np.float64)), dictionary,
-                                         int(self.sparsity)))
+                                         self.sparsity_))
                 full = np.flatnonzero(counts[start:stop] > 0)
                 out[start + full] = np.maximum.reduceat(codes, off[start:stop][full] - lo, axis=0)
             start = stop

@@ -41,6 +41,7 @@ def _torch():
 
 class VGG16Conv(Descriptor):
     keypoint_fields = ("x", "y", "scale")
+    keypoint_extent = 1.0  # scale = the cell's stride: the cell itself, not its (larger) receptive field
     selection_rule = "cells with the largest L2 activation norm first; ties by smaller y, then smaller x"
     chunk_size = 16
 

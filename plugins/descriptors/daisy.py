@@ -28,6 +28,7 @@ from .localfeatures import SPREAD_RULE, STRONGEST_RULE, daisy_grid, select_sprea
 
 class DAISY(Descriptor):
     keypoint_fields = ("x", "y", "scale")
+    keypoint_extent = 2.0  # scale = radius: the disc of the outer ring fits a square of side 2 * radius
 
     def __init__(self, max_keypoints: int | None = 150, keypoints: str = "dog", step: int = 4, radius: int = 15,
                  rings: int = 3, histograms: int = 8, orientations: int = 8, contrast_threshold: float = 0.04):

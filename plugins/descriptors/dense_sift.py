@@ -20,6 +20,7 @@ from .localfeatures import SPREAD_RULE, grid_positions, root_sift, select_spread
 
 class DenseSIFT(Descriptor):
     keypoint_fields = ("x", "y", "scale", "orientation")
+    keypoint_extent = 12.0  # OpenCV's support is 6 * size = 12 * scale: patch_size pixels
     selection_rule = SPREAD_RULE
 
     def __init__(self, step: int = 8, patch_size: int = 16, max_keypoints: int | None = None, root_sift: bool = False):

@@ -19,6 +19,7 @@ from lfabench.describe import Descriptor
 
 class Patches(Descriptor):
     keypoint_fields = ("x", "y", "scale")
+    keypoint_extent = 1.0  # scale is the patch side: the region is the patch itself
 
     def __init__(self, patch_size: int = 3, stride: int = 1, normalize: str = "none", scale: float = 1.0):
         if int(patch_size) < 1 or int(stride) < 1:

@@ -24,6 +24,8 @@ from .localfeatures import STRONGEST_RULE, cv_keypoints_array, root_sift, select
 
 class SIFT(Descriptor):
     keypoint_fields = ("x", "y", "scale", "orientation")
+    # 4 x 4 cells of 3 sigma each (OpenCV SIFT_DESCR_SCL_FCTR = 3; scale = size / 2 = sigma), unrotated
+    keypoint_extent = 12.0
     selection_rule = STRONGEST_RULE
 
     def __init__(self, max_keypoints: int | None = 90, root_sift: bool = False, contrast_threshold: float = 0.04,

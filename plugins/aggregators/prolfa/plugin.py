@@ -24,9 +24,10 @@ from __future__ import annotations
 import logging
 
 import numpy as np
+from sklearn.utils.validation import check_is_fitted
 
 from lfabench import PluginSpec, hookimpl
-from lfabench.aggregate import Aggregator, check_labels
+from lfabench.aggregate import Aggregator, PrototypeSupport, check_labels
 from lfabench.bags import Bags
 
 from . import (
@@ -277,6 +278,21 @@ class ProLFA(Aggregator):
         sample = np.searchsorted(bags.offsets, best, side="right") - 1
         self.prototype_indices_ = np.stack([sample, best - bags.offsets[sample]], axis=1)
         return self
+
+    #: How :meth:`prototype_support` ranks prototypes (``lfabench explain`` shows the heaviest first).
+    WEIGHT_DEFINITION = ("||W[p, :]||_2, the Euclidean norm of prototype p's row of the learned regression W "
+                         "(projection_, d̄ x c): how strongly its feature moves the class responses")
+
+    def prototype_support(self) -> PrototypeSupport:
+        """``C`` (``selection_``, rows = the fit descriptors) and each prototype's weight ``||W[p, :]||_2``.
+
+        The row norm of ``W`` is the size of the change in the predicted class responses ``x̄ W`` (the
+        model's forward term) per unit of prototype ``p``'s feature. Every feature is the same
+        normalised descriptors' mean against a convex combination of them, so the norms are on one
+        scale; the weight ignores how much a feature varies across images.
+        """
+        check_is_fitted(self, "selection_")
+        return PrototypeSupport(self.selection_, np.linalg.norm(self.projection_, axis=1), self.WEIGHT_DEFINITION)
 
     def _fit_scale(self, X: np.ndarray, Mu: np.ndarray) -> float:
         """The descriptor scale s (``scale``; ``"auto"``: ``1 / sqrt(r_mu r_x)`` with ``r_mu``, ``r_x`` the RMS

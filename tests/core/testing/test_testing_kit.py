@@ -63,6 +63,25 @@ def test_declared_expected_failure_is_xfail_and_a_passing_one_is_xpass():
     assert stale[0].status == "xpass" and not stale[0].ok
 
 
+class MisstatedPrototypes(MeanPool):
+    """States one prototype column per descriptor dimension but forgets the last fit descriptor."""
+
+    def prototype_support(self):
+        import scipy.sparse as sp
+
+        from lfabench.aggregate import PrototypeSupport
+
+        return PrototypeSupport(sp.csc_matrix((self.n_rows_ - 1, self.dim_)), np.ones(self.dim_), "unit")
+
+    def _fit(self, bags, y):
+        self.dim_, self.n_rows_ = bags.dim, bags.n_descriptors
+
+
+def test_aggregator_battery_checks_a_stated_prototype_support():
+    assert _status(run_cases(aggregator_checks(MisstatedPrototypes())))["check_prototype_support"] == "fail"
+    assert _status(run_cases(aggregator_checks(MeanPool())))["check_prototype_support"] == "pass"  # states none
+
+
 def test_checks_are_selectable_by_name_and_unknown_names_are_refused():
     cases = aggregator_checks(MeanPool(), select=["check_finite_output"])
     assert [c.name for c in cases] == ["check_finite_output"]

@@ -53,3 +53,13 @@ def test_helpers_and_validation():
     bags, y = make_check_bags()
     with pytest.raises(ValueError, match="sparsity"):
         LCKSVD2(n_atoms=6, sparsity=0).fit(bags, y)
+
+
+def test_sparsity_above_the_descriptor_dimension_acts_as_the_dimension():
+    # 8-D descriptors: no code has more than 8 non-zeros, in the stacked K-SVD (17-D signals here) as at encoding
+    bags, y = make_check_bags()
+    big = LCKSVD2(n_atoms=6, sparsity=30, n_iter=2, init_iter=2, random_state=0).fit(bags, y)
+    exact = LCKSVD2(n_atoms=6, sparsity=bags.dim, n_iter=2, init_iter=2, random_state=0).fit(bags, y)
+    assert big.sparsity_ == exact.sparsity_ == bags.dim == big.record_info()["sparsity"]
+    np.testing.assert_array_equal(big.dictionary_, exact.dictionary_)
+    np.testing.assert_array_equal(big.transform(bags), exact.transform(bags))
