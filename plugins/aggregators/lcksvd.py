@@ -12,10 +12,12 @@ Dictionary learning on local descriptors y_j [d] (L2-normalised), each labelled 
 
 It is solved as one K-SVD on the stacked problem ``[Y; sqrt(alpha) Q; sqrt(beta) H] ~ [D; sqrt(alpha) A;
 sqrt(beta) W] X`` with unit-norm stacked atoms (:func:`.omp.ksvd`: Batch-OMP codes, approximate
-K-SVD atom updates). Initialisation as the paper: K/C atoms per class from a K-SVD on that class's
-descriptors alone (``init_iter`` iterations, starting from random descriptors of the class); codes X0
-of all training descriptors on that dictionary; ``A0 = Q X0^T (X0 X0^T + I)^-1`` and
-``W0 = H X0^T (X0 X0^T + I)^-1`` (ridge, lambda = 1). After training, the paper's normalisation
+K-SVD atom updates, dead and near-duplicate atoms replaced as in the reference K-SVD box).
+Initialisation as the authors' code (``initialization4LCKSVD.m``): K/C atoms per class from a K-SVD on
+that class's descriptors alone (``init_iter`` iterations, starting from random descriptors of the class),
+stacked into D0; X0 = the codes of a K-SVD on all training descriptors started at D0 (``init_iter``
+iterations); ``A0 = Q X0^T (X0 X0^T + I)^-1`` and ``W0 = H X0^T (X0 X0^T + I)^-1`` (ridge, lambda = 1);
+the stacked K-SVD starts from [D0; sqrt(alpha) A0; sqrt(beta) W0]. After training, the paper's normalisation
 ``d_k <- d_k / ||d_k||`` (and a_k, w_k by the same norm).
 
 Encoding and pooling (not given by the paper, whose features were already image-level): each
@@ -141,7 +143,10 @@ class LCKSVD2(Aggregator):
         Q = (labels[:, None] == atom_class[None, :]).astype(np.float64)   # [n, K]
         curve: list[float] = []
         if self.n_iter > 0:
-            X0 = batch_omp(Y, D0, T)
+            # as the authors' initialization4LCKSVD: A0, W0 from the codes of a K-SVD on all training
+            # descriptors started at D0 (init_iter iterations); the stacked K-SVD still starts at D0 itself
+            D_all, _ = ksvd(Y, D0, T, self.init_iter, desc="LC-KSVD2 init (all classes)", progress=False)
+            X0 = batch_omp(Y, D_all, T)
             a, b = float(self.sqrt_alpha), float(self.sqrt_beta)
             Y_new = np.hstack([Y, a * Q, b * H])
             D_new0 = np.hstack([D0, a * ridge_transform(X0, Q), b * ridge_transform(X0, H)])
