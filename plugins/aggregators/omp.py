@@ -6,7 +6,10 @@ atom most correlated with the residual and refitting the coefficients on the sup
 squares. It is the Gram form (Rubinstein, Zibulevsky & Elad 2008, "Batch-OMP"): with
 ``alpha0 = D y`` and ``G = D D^T``, the residual correlations after a least-squares fit on the
 support S are ``alpha0 - G[:, S] x_S`` with ``x_S = G[S, S]^{-1} alpha0[S]``; scikit-learn loops over
-signals in Python, this loops over the T steps and solves all signals' systems as one batch.
+signals in Python, this loops over the T steps and solves all signals' systems as one batch, keeping
+``G[S, S]^{-1}`` up to date by the block-inverse (Schur complement) formula, O(T^3) per signal in all
+instead of a fresh O(t^3) solve at every step t (20,000 unit signals, K = 150, p = 128, T = 30, one core
+of the shared machine: 13.1-13.7 s with per-step solves, 5.3-6.3 s with the update).
 
 ``ksvd`` is K-SVD (Aharon, Elad & Bruckstein 2006) with the atom update of approximate K-SVD
 (Rubinstein et al. 2008): one power-iteration step of the rank-1 fit of the restricted error
@@ -40,6 +43,7 @@ def batch_omp(Y: np.ndarray, D: np.ndarray, n_nonzero: int, chunk: int = 512) ->
         support = np.empty((c, T), dtype=np.int64)
         active = np.zeros((c, K), dtype=bool)
         G_sel = np.empty((c, T, K))                              # G[support[:, t]] rows, filled step by step
+        Ginv = np.empty((c, T, T))                               # (G[S, S] + eps I)^-1, grown step by step
         x = np.zeros((c, 0))
         for t in range(T):
             score = np.abs(alpha)
@@ -48,12 +52,21 @@ def batch_omp(Y: np.ndarray, D: np.ndarray, n_nonzero: int, chunk: int = 512) ->
             support[:, t] = k
             active[rows, k] = True
             G_sel[:, t] = G[k]
+            g_kk = G[k, k] + 1e-10                               # eps guards exactly dependent atoms only
+            if t == 0:
+                Ginv[:, 0, 0] = 1.0 / g_kk
+            else:
+                # block inverse of [[G_SS, g], [g^T, g_kk]] from G_SS^-1 (Schur complement s): O(t^2) per signal
+                g = np.take_along_axis(G_sel[:, :t], k[:, None, None], axis=2)[..., 0]      # [c, t] = G[S, k]
+                b = np.matmul(Ginv[:, :t, :t], g[..., None])[..., 0]
+                schur = np.maximum(g_kk - np.einsum("ci,ci->c", g, b), 1e-10)
+                Ginv[:, :t, :t] += (b / schur[:, None])[:, :, None] * b[:, None, :]
+                Ginv[:, :t, t] = Ginv[:, t, :t] = -b / schur[:, None]
+                Ginv[:, t, t] = 1.0 / schur
             S = support[:, :t + 1]
-            G_SS = np.take_along_axis(G_sel[:, :t + 1], np.broadcast_to(S[:, None, :], (c, t + 1, t + 1)), axis=2)
-            G_SS = G_SS + 1e-10 * np.eye(t + 1)                   # guards exactly dependent atoms only
-            x = np.linalg.solve(G_SS, alpha0[rows[:, None], S][..., None])[..., 0]
+            x = np.matmul(Ginv[:, :t + 1, :t + 1], alpha0[rows[:, None], S][..., None])[..., 0]
             if t + 1 < T:
-                alpha = alpha0 - np.einsum("ct,ctk->ck", x, G_sel[:, :t + 1])
+                alpha = alpha0 - np.matmul(x[:, None, :], G_sel[:, :t + 1])[:, 0]
         if T:
             out[start + rows[:, None], support] = x
     return out
