@@ -41,8 +41,8 @@ of the chosen atoms' Gram matrix 3.5e3 on the initial dictionary, 6.2e5 on the L
 largest |coefficient| of a unit descriptor 1.41 and 12.8), each atom is active in 30/150 = 20 % of the
 codes on average, and max-pooled vectors of two random images have mean cosine 0.93 (start) / 0.88
 (LC-KSVD2): 1-NN accuracy 8.6 % / 8.1 %, chance being 6.7 %. Smaller T: 15.9 / 15.8 % at T = 10,
-20.0 / 19.4 % at T = 5. In none of these does the label-consistent dictionary beat its per-class
-K-SVD start (descriptors inherit image labels; the label part of a stacked signal has norm
+20.0 / 19.4 % at T = 5. At none of these T does the label-consistent dictionary beat its per-class
+K-SVD start with this pooling (descriptors inherit image labels; the label part of a stacked signal has norm
 sqrt(alpha) sqrt(K/C) = 4 sqrt(10) = 12.6 against 1 for the descriptor; and T = 30 exceeds the 10 atoms
 of a class, so each class's initial K-SVD codes use all of them). The default stays the paper's T = 30;
 ``sparsity`` is the parameter to lower.
