@@ -3,7 +3,7 @@
 One line per method: 1-NN accuracy mean ± std (ddof = 1) over the finished seeds and which seeds,
 mean training time (``fit_s``, the plugin's ``fit`` on the training split), the paper's number
 (``supervised_scene15.PAPER``), and for the six supervised methods their unsupervised starting
-point's accuracy on the same seeds and the paired two-sided exact Wilcoxon signed-rank p of method
+point's accuracy on the same seeds, the mean paired difference, and the paired two-sided exact Wilcoxon signed-rank p of method
 vs start (:func:`lfabench.evaluation.paired_wilcoxon_p`), computed only with at least 6 paired
 seeds ("n/a" below that: with 5 pairs the smallest possible p is 2/32 = 0.0625).
 
@@ -45,21 +45,22 @@ def table(runs: pd.DataFrame) -> str:
     acc = {m: g.set_index("seed")["accuracy"] for m, g in runs.groupby("method")}
     fit = {m: g["fit_s"].mean() for m, g in runs.groupby("method")}
     header = ("| method | kind | seeds | 1-NN acc. % (mean ± std) | fit s (mean) | start acc. % (same seeds) "
-              "| Wilcoxon p vs start | paper % |")
-    lines = [header, "|---|---|---|---|---|---|---|---|"]
+              "| method − start (mean) | Wilcoxon p vs start | paper % |")
+    lines = [header, "|---|---|---|---|---|---|---|---|---|"]
     for m in list(SUPERVISED) + ["prolfa"] + UNSUPERVISED:
         a = acc.get(m, pd.Series(dtype=float))
         paper = f"{PAPER[m]:.2f}" if m in PAPER else "—"
         fit_s = f"{fit[m]:.0f}" if m in fit and np.isfinite(fit[m]) else "—"
-        start, p = "", ""
+        start, diff, p = "", "", ""
         if m in SUPERVISED:
             b = acc.get(f"{m}_start", pd.Series(dtype=float))
             shared = a.index.intersection(b.index)
             start = mean_std(b[shared])
+            diff = f"{(a[shared] - b[shared]).mean():+.2f}" if len(shared) else "—"
             p = (f"{paired_wilcoxon_p(a[shared].to_numpy(), b[shared].to_numpy()):.4f}"
                  if len(shared) >= MIN_PAIRS else f"n/a ({len(shared)} pairs)")
         kind = "supervised" if m in SUPERVISED else ("ProLFA" if m == "prolfa" else "unsupervised")
-        lines.append(f"| {m} | {kind} | {seeds_of(a)} | {mean_std(a)} | {fit_s} | {start} | {p} | {paper} |")
+        lines.append(f"| {m} | {kind} | {seeds_of(a)} | {mean_std(a)} | {fit_s} | {start} | {diff} | {p} | {paper} |")
     return "\n".join(lines)
 
 
