@@ -23,7 +23,7 @@ rerunning them.
 Usage (resumable: finished (method, seed) rows are kept and skipped)::
 
     flock /tmp/lfabench-bench.lock .venv/bin/python benchmarks/supervised_scene15.py \
-        [--seeds 0 1 2 3 4 5] [--methods univcg t1 ...] [--import-baselines]
+        [--seeds 0 1 2 3 4 5] [--methods univcg t1 ...] [--import-baselines] [--out benchmarks/out]
 
 Writes ``benchmarks/out/supervised_scene15_runs.csv`` (one row per method and seed, appended as
 each finishes) and ``benchmarks/out/supervised_scene15.csv`` (mean ± std per method).
@@ -115,8 +115,8 @@ def unsup_row(method, bags, labels, seed, settings) -> dict:
                settings)
 
 
-def import_baselines(rows: list[dict]) -> list[dict]:
-    path = OUT / "baselines_scene15_runs.csv"
+def import_baselines(rows: list[dict], out: Path = OUT) -> list[dict]:
+    path = out / "baselines_scene15_runs.csv"
     if not path.exists():
         return rows
     done = {(r["method"], int(r["seed"])) for r in rows}
@@ -156,13 +156,16 @@ def main(argv=None):
     ap.add_argument("--methods", nargs="+", default=list(SUPERVISED) + list(PROLFA) + list(unsup.SETTINGS))
     ap.add_argument("--import-baselines", action="store_true",
                     help="copy rows already in baselines_scene15_runs.csv instead of rerunning them")
+    ap.add_argument("--out", type=Path, default=OUT,
+                    help="folder of the runs CSV (another folder lets a second run go on beside the first)")
     args = ap.parse_args(argv)
     warnings.filterwarnings("ignore", category=UserWarning)
-    runs_path = OUT / "supervised_scene15_runs.csv"
-    OUT.mkdir(parents=True, exist_ok=True)
+    out = args.out
+    runs_path = out / "supervised_scene15_runs.csv"
+    out.mkdir(parents=True, exist_ok=True)
     rows = pd.read_csv(runs_path).to_dict("records") if runs_path.exists() else []
     if args.import_baselines:
-        rows = import_baselines(rows)
+        rows = import_baselines(rows, out)
         pd.DataFrame(rows, columns=COLUMNS).to_csv(runs_path, index=False)
     done = {(r["method"], int(r["seed"])) for r in rows}
     bags, labels = scene15_sift()
@@ -184,7 +187,7 @@ def main(argv=None):
             done.add((method, seed))
             pd.DataFrame(rows, columns=COLUMNS).to_csv(runs_path, index=False)   # append-as-you-go
     summary = summarise(rows)
-    summary.to_csv(OUT / "supervised_scene15.csv", index=False, float_format="%.3f")
+    summary.to_csv(out / "supervised_scene15.csv", index=False, float_format="%.3f")
     print(summary.drop(columns=["settings"]).to_string(index=False, float_format=lambda v: f"{v:.2f}"))
 
 

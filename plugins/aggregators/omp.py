@@ -6,12 +6,15 @@ atom most correlated with the residual and refitting the coefficients on the sup
 squares. It is the Gram form (Rubinstein, Zibulevsky & Elad 2008, "Batch-OMP"): with
 ``alpha0 = D y`` and ``G = D D^T``, the residual correlations after a least-squares fit on the
 support S are ``alpha0 - G[:, S] x_S`` with ``x_S = G[S, S]^{-1} alpha0[S]``; scikit-learn loops over
-signals in Python, this loops over the T steps and solves all signals' systems as one batch.
+signals in Python, this loops over the T steps and solves all signals' systems as one batch, keeping
+``G[S, S]^{-1}`` up to date by the block-inverse (Schur complement) formula, O(T^3) per signal in all
+instead of a fresh O(t^3) solve at every step t (20,000 unit signals, K = 150, p = 128, T = 30, one core
+of the shared machine: 13.1-13.7 s with per-step solves, 5.3-6.3 s with the update).
 
 ``ksvd`` is K-SVD (Aharon, Elad & Bruckstein 2006) with the atom update of approximate K-SVD
 (Rubinstein et al. 2008): one power-iteration step of the rank-1 fit of the restricted error
 instead of a full SVD (a full SVD per atom is O(|omega| p^2) and dominates at LC-KSVD's stacked
-dimension p = d + K + C).
+dimension p = d + K + C), and the reference K-SVD box's replacement of dead and near-duplicate atoms.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ def batch_omp(Y: np.ndarray, D: np.ndarray, n_nonzero: int, chunk: int = 512) ->
         support = np.empty((c, T), dtype=np.int64)
         active = np.zeros((c, K), dtype=bool)
         G_sel = np.empty((c, T, K))                              # G[support[:, t]] rows, filled step by step
+        Ginv = np.empty((c, T, T))                               # (G[S, S] + eps I)^-1, grown step by step
         x = np.zeros((c, 0))
         for t in range(T):
             score = np.abs(alpha)
@@ -48,12 +52,21 @@ def batch_omp(Y: np.ndarray, D: np.ndarray, n_nonzero: int, chunk: int = 512) ->
             support[:, t] = k
             active[rows, k] = True
             G_sel[:, t] = G[k]
+            g_kk = G[k, k] + 1e-10                               # eps guards exactly dependent atoms only
+            if t == 0:
+                Ginv[:, 0, 0] = 1.0 / g_kk
+            else:
+                # block inverse of [[G_SS, g], [g^T, g_kk]] from G_SS^-1 (Schur complement s): O(t^2) per signal
+                g = np.take_along_axis(G_sel[:, :t], k[:, None, None], axis=2)[..., 0]      # [c, t] = G[S, k]
+                b = np.matmul(Ginv[:, :t, :t], g[..., None])[..., 0]
+                schur = np.maximum(g_kk - np.einsum("ci,ci->c", g, b), 1e-10)
+                Ginv[:, :t, :t] += (b / schur[:, None])[:, :, None] * b[:, None, :]
+                Ginv[:, :t, t] = Ginv[:, t, :t] = -b / schur[:, None]
+                Ginv[:, t, t] = 1.0 / schur
             S = support[:, :t + 1]
-            G_SS = np.take_along_axis(G_sel[:, :t + 1], np.broadcast_to(S[:, None, :], (c, t + 1, t + 1)), axis=2)
-            G_SS = G_SS + 1e-10 * np.eye(t + 1)                   # guards exactly dependent atoms only
-            x = np.linalg.solve(G_SS, alpha0[rows[:, None], S][..., None])[..., 0]
+            x = np.matmul(Ginv[:, :t + 1, :t + 1], alpha0[rows[:, None], S][..., None])[..., 0]
             if t + 1 < T:
-                alpha = alpha0 - np.einsum("ct,ctk->ck", x, G_sel[:, :t + 1])
+                alpha = alpha0 - np.matmul(x[:, None, :], G_sel[:, :t + 1])[:, 0]
         if T:
             out[start + rows[:, None], support] = x
     return out
@@ -66,26 +79,37 @@ def normalize_atoms(D: np.ndarray) -> np.ndarray:
 
 
 def ksvd(Y: np.ndarray, D0: np.ndarray, n_nonzero: int, n_iter: int, desc: str = "K-SVD",
-         progress: bool = True) -> tuple[np.ndarray, list[float]]:
+         progress: bool = True, muthresh: float = 0.99, use_thresh: int = 4) -> tuple[np.ndarray, list[float]]:
     """K-SVD on signals ``Y`` [n, p] from atoms ``D0`` [K, p]: returns ``(D, curve)``.
 
     Each iteration: codes by :func:`batch_omp`, then every atom k in turn is refitted with its
     coefficients on the signals omega_k that use it, to the error without it
     ``E_k = R[omega_k] + x_k d_k`` (R the current residual): ``d_k = E_k^T x_k / ||E_k^T x_k||``,
-    ``x_k = E_k d_k``. An unused atom is replaced by the worst-represented signal (normalised).
-    ``curve`` holds ``||Y - X D||_F^2 / n`` after each iteration.
+    ``x_k = E_k d_k``. ``curve`` holds ``||Y - X D||_F^2 / n`` after each iteration's atom updates.
+
+    Dead and redundant atoms are handled as in the reference K-SVD box (Rubinstein, ``ksvd.m``, the
+    implementation LC-KSVD's authors used): an atom no signal uses is replaced by the worst-represented
+    signal (normalised); after the updates, an atom not replaced this iteration whose squared
+    correlation with another atom exceeds ``muthresh**2`` or that fewer than ``use_thresh`` signals
+    use is replaced the same way ("cleardict"). A signal replaces at most one atom per iteration,
+    so two atoms never become copies of the same signal. (The reference draws the dead-atom candidate
+    among a random subset of at most 5,000 signals; here all remaining signals are candidates.)
+    ``muthresh >= 1`` and ``use_thresh = 0`` disable the clean-up.
     """
     Y = np.asarray(Y, dtype=np.float64)
     D = normalize_atoms(np.asarray(D0, dtype=np.float64).copy())
+    K = D.shape[0]
+    usable = np.einsum("ij,ij->i", Y, Y) > 1e-12         # a zero signal cannot become an atom
     curve = []
     for _ in tqdm(range(int(n_iter)), desc=desc, unit="it", leave=False, disable=None if progress else True):
         X = batch_omp(Y, D, n_nonzero)
         R = Y - X @ D
-        for k in range(D.shape[0]):
+        free = usable.copy()                             # signals not yet used as a replacement atom
+        replaced = np.zeros(K, dtype=bool)
+        for k in range(K):
             omega = np.flatnonzero(X[:, k])
             if omega.size == 0:
-                worst = int(np.argmax(np.einsum("ij,ij->i", R, R)))
-                D[k] = normalize_atoms(Y[worst:worst + 1])[0]
+                replaced[k] = _replace_atom(D, k, Y, np.einsum("ij,ij->i", R, R), free)
                 continue
             E = R[omega] + np.outer(X[omega, k], D[k])
             d = E.T @ X[omega, k]
@@ -95,5 +119,25 @@ def ksvd(Y: np.ndarray, D0: np.ndarray, n_nonzero: int, n_iter: int, desc: str =
             D[k] = d / norm
             X[omega, k] = E @ D[k]
             R[omega] = E - np.outer(X[omega, k], D[k])
-        curve.append(float(np.einsum("ij,ij->", R, R) / Y.shape[0]))
+        err = np.einsum("ij,ij->i", R, R)
+        curve.append(float(err.sum() / Y.shape[0]))
+        usecount = np.count_nonzero(np.abs(X) > 1e-7, axis=0)
+        for k in range(K):
+            if replaced[k]:
+                continue
+            g = D @ D[k]
+            g[k] = 0.0
+            if np.max(g * g, initial=0.0) > muthresh ** 2 or usecount[k] < use_thresh:
+                _replace_atom(D, k, Y, err, free)
     return D, curve
+
+
+def _replace_atom(D: np.ndarray, k: int, Y: np.ndarray, err: np.ndarray, free: np.ndarray) -> bool:
+    """Set atom ``k`` to the normalised free signal of largest ``err`` and mark it used (in place)."""
+    candidates = np.flatnonzero(free)
+    if candidates.size == 0:
+        return False
+    i = int(candidates[np.argmax(err[candidates])])
+    D[k] = Y[i] / np.linalg.norm(Y[i])
+    free[i] = False
+    return True

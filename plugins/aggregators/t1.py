@@ -18,9 +18,18 @@ assignment ``softmax(-||x - v_k||^2 / sigma)`` to a codebook V: that is the star
 k-means codebook, sigma = ``softness`` x the mean squared distance of a training descriptor to
 its nearest word, A = 0, a = 0), so ``max_iter=0`` gives the unsupervised soft BoW that T1 refines.
 
-Choices the paper leaves open (or that this session could not confirm from its text): the exact
-parametrisation above (the full text of arXiv 1706.08580 was not reachable from this session; other members
-of the paper's family are not implemented);
+What the parametrisation was checked against (issue 11): the paper's abstract (arXiv 1706.08580 /
+ar5iv) -- a parametric local-feature aggregation function composed with the classifier's cost, its
+parameters learned by back-propagating that cost's gradient -- which is what this implements; the code the
+authors link from their publication list (github.com/paschalidoud/feature-aggregation), which holds BoW,
+FV, VLAD and LLC but no T1; and the ProLFA paper (the benchmark's source), which describes T1 only as a
+supervised, task-oriented codebook learner. The method section with T1's equations could not be read
+from this environment (only the abstract and introduction of arXiv 1706.08580 are reachable), so the
+exact form above -- softmax of an affine map, started at the Gaussian soft BoW whose parameters it
+generalises, mean pooling, softmax classifier -- is a reconstruction consistent with those sources,
+not a transcription of the paper's equations; other members of the paper's family are not implemented.
+
+Choices the paper leaves open (or that could not be confirmed from its text):
 L-BFGS (scipy) on the full training batch instead of SGD; ``descriptors_per_image`` descriptors per
 training image (seeded) enter the loss; descriptors are standardised by one global mean and scalar
 scale (:class:`.supervised.Standardizer`) so W and b are O(1); the classifier sees ``K s`` (a

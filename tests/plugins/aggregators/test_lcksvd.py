@@ -16,13 +16,14 @@ def test_lcksvd2_conformance(check):
     check()
 
 
-@pytest.mark.parametrize("T", [1, 4, 10])
+@pytest.mark.parametrize("T", [1, 4, 10, 16])
 def test_batch_omp_matches_sklearn(T):
     rng = np.random.default_rng(T)
     D = normalize_atoms(rng.normal(size=(30, 16)))
     Y = rng.normal(size=(200, 16))
     want = orthogonal_mp(D.T, Y.T, n_nonzero_coefs=T).T
-    np.testing.assert_allclose(batch_omp(Y, D, T, chunk=64), want, atol=1e-8)
+    # T = 16 = p: a full-rank fit, where the 1e-10 ridge guard moves some coefficients by ~1e-8 relative 1e-6
+    np.testing.assert_allclose(batch_omp(Y, D, T, chunk=64), want, rtol=1e-6, atol=1e-8)
 
 
 def test_ksvd_objective_decreases():
@@ -30,6 +31,31 @@ def test_ksvd_objective_decreases():
     Y = rng.normal(size=(300, 12))
     _, curve = ksvd(Y, Y[:20], 3, 6, progress=False)
     assert all(b <= a + 1e-9 for a, b in zip(curve, curve[1:]))
+
+
+def test_ksvd_replaces_dead_atoms_by_distinct_signals():
+    # signals span e1..e3 only: atoms e4..e6 are never selected, so all three are dead in iteration 1
+    rng = np.random.default_rng(1)
+    Y = np.zeros((40, 6))
+    Y[:, :3] = rng.normal(size=(40, 3))
+    D, _ = ksvd(Y, np.eye(6), 2, 1, progress=False, muthresh=1.0, use_thresh=0)
+    Yn = Y / np.linalg.norm(Y, axis=1, keepdims=True)
+    for k in (3, 4, 5):
+        assert np.isclose(np.max(np.abs(Yn @ D[k])), 1.0)        # a normalised training signal...
+    G = np.abs(D[3:] @ D[3:].T) - np.eye(3)
+    assert G.max() < 1 - 1e-9                                     # ...a different one for each dead atom
+
+
+def test_ksvd_clears_rarely_used_atoms():
+    # T = 1; only the last signal (exactly e3) uses atom e3: fewer than use_thresh = 4 users
+    rng = np.random.default_rng(2)
+    Y = np.vstack([np.c_[rng.normal(size=(30, 2)), 0.01 * rng.normal(size=(30, 1))], [[0.0, 0.0, 1.0]]])
+    kept, _ = ksvd(Y, np.eye(3), 1, 1, progress=False, muthresh=1.0, use_thresh=0)
+    np.testing.assert_allclose(np.abs(kept[2]), [0.0, 0.0, 1.0], atol=1e-12)
+    cleared, _ = ksvd(Y, np.eye(3), 1, 1, progress=False)
+    assert not np.allclose(np.abs(cleared[2]), [0.0, 0.0, 1.0])
+    Yn = Y / np.linalg.norm(Y, axis=1, keepdims=True)
+    assert np.isclose(np.max(np.abs(Yn @ cleared[2])), 1.0)
 
 
 def test_transform_is_max_pooled_omp_codes():
