@@ -13,7 +13,11 @@ Two placements (``keypoints``):
 The paper caps DAISY at 300 per image (Oxford, Holidays) or 150 (Scene-15, VOC) and computes it on
 Hessian-affine regions (see the ``hesaff`` plugin for that variant). DAISY is not rotation- or
 scale-normalised here: the support is a fixed ``radius`` in pixels. Keypoints: ``x, y, scale`` with
-``scale = radius``. Reference: ``skimage.feature.daisy``.
+``scale = radius``, in the dataset image's pixel frame. Reference: ``skimage.feature.daisy``.
+
+``long_side`` (opt-in, default None): everything runs on the grey image resized so that its longer
+side has ``long_side`` pixels (bicubic when enlarging, pixel-area when shrinking); ``step`` and
+``radius`` are pixels of the resized image; keypoints are mapped back to the original frame.
 """
 
 from __future__ import annotations
@@ -23,7 +27,18 @@ import numpy as np
 from lfabench import PluginSpec, hookimpl
 from lfabench.describe import Descriptor
 
-from .localfeatures import SPREAD_RULE, STRONGEST_RULE, daisy_grid, select_spread, select_strongest, to_gray_uint8
+from .localfeatures import (
+    SPREAD_RULE,
+    STRONGEST_RULE,
+    check_long_side,
+    config_defaults,
+    daisy_grid,
+    keypoints_to_original,
+    resize_long_side,
+    select_spread,
+    select_strongest,
+    to_gray_uint8,
+)
 
 
 class DAISY(Descriptor):
@@ -31,7 +46,8 @@ class DAISY(Descriptor):
     keypoint_extent = 2.0  # scale = radius: the disc of the outer ring fits a square of side 2 * radius
 
     def __init__(self, max_keypoints: int | None = 150, keypoints: str = "dog", step: int = 4, radius: int = 15,
-                 rings: int = 3, histograms: int = 8, orientations: int = 8, contrast_threshold: float = 0.04):
+                 rings: int = 3, histograms: int = 8, orientations: int = 8, contrast_threshold: float = 0.04,
+                 long_side: int | None = None):
         if keypoints not in ("dog", "dense"):
             raise ValueError(f"daisy: keypoints must be 'dog' or 'dense', got {keypoints!r}")
         if max_keypoints is not None and int(max_keypoints) < 0:
@@ -46,6 +62,7 @@ class DAISY(Descriptor):
         self.histograms = int(histograms)
         self.orientations = int(orientations)
         self.contrast_threshold = float(contrast_threshold)
+        self.long_side = check_long_side("daisy", long_side)
 
     @property
     def selection_rule(self) -> str:  # type: ignore[override]
@@ -57,7 +74,8 @@ class DAISY(Descriptor):
         return (self.rings * self.histograms + 1) * self.orientations
 
     def extract(self, image: np.ndarray):
-        gray = to_gray_uint8(image)
+        original = to_gray_uint8(image)
+        gray = resize_long_side(original, self.long_side)
         if self.keypoints == "dense":
             D, x, y = daisy_grid(gray, self.step, self.radius, self.rings, self.histograms, self.orientations)
             keep = select_spread(len(D), self.max_keypoints)
@@ -65,7 +83,7 @@ class DAISY(Descriptor):
         else:
             D, x, y = self._at_dog_keypoints(gray)
         K = np.stack([x, y, np.full(len(x), self.radius, np.float32)], axis=1).astype(np.float32)
-        return D, K
+        return D, keypoints_to_original(K, original.shape, gray.shape, self.keypoint_fields)
 
     def _at_dog_keypoints(self, gray):
         import cv2
@@ -95,4 +113,5 @@ class DAISY(Descriptor):
 
 @hookimpl
 def lfabench_descriptors():
-    return [PluginSpec("daisy", DAISY, "scikit-image DAISY (200-D) at DoG keypoints or on a dense grid, capped")]
+    return [PluginSpec("daisy", DAISY, "scikit-image DAISY (200-D) at DoG keypoints or on a dense grid, capped",
+                       defaults=config_defaults(DAISY))]

@@ -12,7 +12,11 @@ ties by smaller ``y``, then smaller ``x``, then smaller orientation.
 
 Keypoints: all of :data:`lfabench.bags.KEYPOINT_FIELDS`: ``x, y, scale, orientation`` and the
 region's shape ``A = [[a11, a12], [a21, a22]]`` (pyhesaff's lower-triangular ``[[a, 0], [c, d]]``
-mapping the unit circle to the region's ellipse, in pixels).
+mapping the unit circle to the region's ellipse, in pixels), in the dataset image's pixel frame.
+
+``long_side`` (opt-in, default None): detection and description run on the grey image resized so
+that its longer side has ``long_side`` pixels (bicubic when enlarging, pixel-area when shrinking);
+the regions are mapped back to the original frame.
 """
 
 from __future__ import annotations
@@ -23,7 +27,15 @@ from lfabench import PluginSpec, hookimpl
 from lfabench.bags import KEYPOINT_FIELDS
 from lfabench.describe import Descriptor
 
-from .localfeatures import daisy_grid, select_strongest, to_gray_uint8
+from .localfeatures import (
+    check_long_side,
+    config_defaults,
+    daisy_grid,
+    keypoints_to_original,
+    resize_long_side,
+    select_strongest,
+    to_gray_uint8,
+)
 
 HESAFF_RULE = ("largest characteristic scale sqrt(det A) first (pyhesaff exposes no detector response); ties "
                "broken by smaller y, then smaller x, then smaller orientation; the first max_keypoints are kept")
@@ -43,7 +55,8 @@ class HessianAffine(Descriptor):
     selection_rule = HESAFF_RULE
 
     def __init__(self, max_keypoints: int | None = 90, descriptor: str = "sift", threshold: float = 16.0 / 3.0,
-                 affine_invariance: bool = True, rotation_invariance: bool = False):
+                 affine_invariance: bool = True, rotation_invariance: bool = False,
+                 long_side: int | None = None):
         if descriptor not in ("sift", "daisy"):
             raise ValueError(f"hesaff: descriptor must be 'sift' or 'daisy', got {descriptor!r}")
         if max_keypoints is not None and int(max_keypoints) < 0:
@@ -54,10 +67,12 @@ class HessianAffine(Descriptor):
         self.threshold = float(threshold)
         self.affine_invariance = bool(affine_invariance)
         self.rotation_invariance = bool(rotation_invariance)
+        self.long_side = check_long_side("hesaff", long_side)
 
     def extract(self, image: np.ndarray):
         hes = _pyhesaff()
-        gray = to_gray_uint8(image)
+        original = to_gray_uint8(image)
+        gray = resize_long_side(original, self.long_side)
         dim = 128 if self.descriptor == "sift" else 200
         opts = dict(threshold=self.threshold, affine_invariance=self.affine_invariance,
                     rotation_invariance=self.rotation_invariance)
@@ -75,10 +90,12 @@ class HessianAffine(Descriptor):
             D = np.concatenate([daisy_grid(p / 255.0, step=p.shape[0], radius=p.shape[0] // 2)[0] for p in patches])
         x, y, a, c, d, ori = (kpts[:, i] for i in range(6))
         K = np.stack([x, y, np.sqrt(np.abs(a * d)), ori, a, np.zeros_like(a), c, d], axis=1).astype(np.float32)
-        return np.ascontiguousarray(D, np.float32), K
+        return np.ascontiguousarray(D, np.float32), keypoints_to_original(K, original.shape, gray.shape,
+                                                                         self.keypoint_fields)
 
 
 @hookimpl
 def lfabench_descriptors():
     return [PluginSpec("hesaff", HessianAffine,
-                       "Hessian-affine regions + SIFT or DAISY via pyhesaff (optional extra), largest-scale cap")]
+                       "Hessian-affine regions + SIFT or DAISY via pyhesaff (optional extra), largest-scale cap",
+                       defaults=config_defaults(HessianAffine))]

@@ -1,4 +1,4 @@
-"""Small shared helpers for descriptor plugins: grey conversion, deterministic caps, RootSIFT, grids.
+"""Small shared helpers for descriptor plugins: grey conversion, resizing, deterministic caps, RootSIFT, grids.
 
 Every capped descriptor plugin selects its keypoints with one of two documented,
 deterministic rules, so results are reproducible across machines and recorded in
@@ -10,11 +10,25 @@ each run:
 * :func:`select_spread` (dense grids): ``cap`` grid positions evenly spaced in
   raster order (``round(linspace(0, n - 1, cap))``), so the kept points cover
   the whole image instead of its first rows.
+
+The image-based plugins (``sift``, ``dense_sift``, ``hesaff``, ``daisy``) take an opt-in
+``long_side`` (:func:`resize_long_side`): the grey image is resized so that its longer side has
+``long_side`` pixels before detection and description, and the keypoints are mapped back to the
+dataset image's frame (:func:`keypoints_to_original`). It is left out of the plugins' default
+configs (:func:`config_defaults`), so existing configs, run directories and leaderboard settings
+are unchanged; give it with ``+descriptor.params.long_side=300``.
 """
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
+
+from lfabench.plugin import default_params
+
+#: Opt-in parameters left out of the default configs (a run that does not name them keeps its setting key).
+OPT_IN_PARAMS = ("long_side",)
 
 STRONGEST_RULE = ("strongest detector response first; ties broken by smaller y, then smaller x, then larger "
                   "scale, then smaller orientation; the first max_keypoints are kept")
@@ -49,6 +63,61 @@ def to_gray_uint8(image: np.ndarray) -> np.ndarray:
     if img.size and img.max() <= 1.0 and img.min() >= 0.0:
         img = img * 255.0
     return np.clip(np.rint(img), 0, 255).astype(np.uint8)
+
+
+def config_defaults(factory) -> dict:
+    """``factory``'s keyword defaults without the opt-in parameters (:data:`OPT_IN_PARAMS`): its default config."""
+    return {k: v for k, v in default_params(factory).items() if k not in OPT_IN_PARAMS}
+
+
+def check_long_side(plugin: str, long_side) -> int | None:
+    """``long_side`` as an int, or None (no resizing); a ValueError naming ``plugin`` otherwise."""
+    if long_side is None:
+        return None
+    if isinstance(long_side, bool) or not isinstance(long_side, numbers.Integral) or int(long_side) < 1:
+        raise ValueError(f"{plugin}: long_side must be a positive integer (pixels of the image's longer side after "
+                         f"resizing) or null (no resizing), got {long_side!r}")
+    return int(long_side)
+
+
+def resize_long_side(gray: np.ndarray, long_side: int | None) -> np.ndarray:
+    """``gray`` ``(H, W)`` resized so that ``max(H, W) == long_side`` (aspect ratio kept), or unchanged.
+
+    Output shape ``(max(1, round(H * f)), max(1, round(W * f)))`` with ``f = long_side / max(H, W)``.
+    Enlarging uses bicubic interpolation (OpenCV ``INTER_CUBIC``, saturated to uint8); shrinking uses
+    pixel-area averaging (``INTER_AREA``, OpenCV's recommendation against aliasing). ``None``, an
+    empty image or ``f == 1`` returns the input itself.
+    """
+    if long_side is None or gray.size == 0 or max(gray.shape) == long_side:
+        return gray
+    import cv2
+
+    h, w = gray.shape[:2]
+    f = long_side / max(h, w)
+    size = (max(1, round(w * f)), max(1, round(h * f)))  # OpenCV takes (width, height)
+    return cv2.resize(gray, size, interpolation=cv2.INTER_CUBIC if f > 1 else cv2.INTER_AREA)
+
+
+def keypoints_to_original(K: np.ndarray, original_shape, resized_shape, fields) -> np.ndarray:
+    """Keypoints ``K (n, len(fields))`` found in the resized image, in the original image's frame.
+
+    With per-axis factors ``fx = W' / W`` and ``fy = H' / H``: positions follow OpenCV's pixel-centre
+    convention of ``cv2.resize`` (``x' = (x + 0.5) fx - 0.5``, so ``x = (x' + 0.5) / fx - 0.5``);
+    ``scale`` is divided by ``sqrt(fx fy)``; the region shape ``A`` (rows = image axes) becomes
+    ``diag(1/fx, 1/fy) A``; ``orientation`` is kept. Unchanged when the shapes are equal.
+    """
+    (h, w), (h2, w2) = original_shape[:2], resized_shape[:2]
+    if (h, w) == (h2, w2) or len(K) == 0:
+        return K
+    fx, fy = w2 / w, h2 / h
+    per_field = {"x": (1 / fx, 0.5 / fx - 0.5), "y": (1 / fy, 0.5 / fy - 0.5), "scale": (1 / np.sqrt(fx * fy), 0.0),
+                 "a11": (1 / fx, 0.0), "a12": (1 / fx, 0.0), "a21": (1 / fy, 0.0), "a22": (1 / fy, 0.0)}
+    out = np.array(K, dtype=np.float64, copy=True)
+    for j, name in enumerate(fields):
+        if name in per_field:
+            mul, add = per_field[name]
+            out[:, j] = out[:, j] * mul + add
+    return out.astype(np.asarray(K).dtype)
 
 
 def select_strongest(response, x, y, cap: int | None, *tiebreak) -> np.ndarray:

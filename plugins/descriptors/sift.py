@@ -8,7 +8,13 @@ The paper caps SIFT at 90 per image. Descriptors are computed for the kept keypo
 only: ``(n, 128)`` float32 (OpenCV's scaling, entries 0..255). ``root_sift=True``
 applies RootSIFT (Arandjelovic & Zisserman, CVPR 2012).
 
-Keypoints: ``x, y, scale, orientation`` (scale = OpenCV ``size / 2``, orientation in radians).
+``long_side`` (opt-in, default None): the grey image is first resized so that its longer side has
+``long_side`` pixels (bicubic when enlarging, pixel-area when shrinking:
+:func:`~lfabench_plugins.descriptors.localfeatures.resize_long_side`); detection, the cap and the
+descriptors all work on the resized image, and the keypoints are mapped back to the original frame.
+
+Keypoints: ``x, y, scale, orientation`` (scale = OpenCV ``size / 2``, orientation in radians), in
+the dataset image's pixel frame.
 Reference: OpenCV ``modules/features2d/src/sift.dispatch.cpp``; Lowe 2004.
 """
 
@@ -19,7 +25,17 @@ import numpy as np
 from lfabench import PluginSpec, hookimpl
 from lfabench.describe import Descriptor
 
-from .localfeatures import STRONGEST_RULE, cv_keypoints_array, root_sift, select_strongest, to_gray_uint8
+from .localfeatures import (
+    STRONGEST_RULE,
+    check_long_side,
+    config_defaults,
+    cv_keypoints_array,
+    keypoints_to_original,
+    resize_long_side,
+    root_sift,
+    select_strongest,
+    to_gray_uint8,
+)
 
 
 class SIFT(Descriptor):
@@ -29,7 +45,8 @@ class SIFT(Descriptor):
     selection_rule = STRONGEST_RULE
 
     def __init__(self, max_keypoints: int | None = 90, root_sift: bool = False, contrast_threshold: float = 0.04,
-                 edge_threshold: float = 10.0, sigma: float = 1.6, n_octave_layers: int = 3):
+                 edge_threshold: float = 10.0, sigma: float = 1.6, n_octave_layers: int = 3,
+                 long_side: int | None = None):
         if max_keypoints is not None and int(max_keypoints) < 0:
             raise ValueError(f"sift: max_keypoints must be >= 0 (0 or null = no cap), got {max_keypoints}")
         self.max_keypoints = None if not max_keypoints else int(max_keypoints)
@@ -38,6 +55,7 @@ class SIFT(Descriptor):
         self.edge_threshold = float(edge_threshold)
         self.sigma = float(sigma)
         self.n_octave_layers = int(n_octave_layers)
+        self.long_side = check_long_side("sift", long_side)
 
     def _detector(self):
         import cv2
@@ -47,7 +65,8 @@ class SIFT(Descriptor):
                                sigma=self.sigma)
 
     def extract(self, image: np.ndarray):
-        gray = to_gray_uint8(image)
+        original = to_gray_uint8(image)
+        gray = resize_long_side(original, self.long_side)
         sift = self._detector()
         kps = sift.detect(gray, None)
         if not kps:
@@ -63,9 +82,10 @@ class SIFT(Descriptor):
         D = np.asarray(D, dtype=np.float32)
         if self.root_sift:
             D = root_sift(D)
-        return D, cv_keypoints_array(computed)
+        return D, keypoints_to_original(cv_keypoints_array(computed), original.shape, gray.shape, self.keypoint_fields)
 
 
 @hookimpl
 def lfabench_descriptors():
-    return [PluginSpec("sift", SIFT, "OpenCV SIFT (DoG + 128-D), strongest-response cap (paper: 90), RootSIFT option")]
+    return [PluginSpec("sift", SIFT, "OpenCV SIFT (DoG + 128-D), strongest-response cap (paper: 90), RootSIFT option",
+                       defaults=config_defaults(SIFT))]
