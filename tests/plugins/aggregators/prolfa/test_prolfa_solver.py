@@ -431,3 +431,16 @@ def test_sparse_c_step_with_few_candidates_is_exact():
         out[er, ec] = res.extra_values
         np.testing.assert_allclose(out, project_columns_sparse(C - t * 2 * bags.descriptors @ H, ksup), atol=1e-10)
         assert (np.count_nonzero(out, axis=0) <= ksup).all()
+
+
+@pytest.mark.parametrize("n, n_cols", [(40, 5), (3000, 128)])
+def test_column_segment_order_is_lexsort_with_ties(n, n_cols):
+    """The projections' per-column order (by column, then descending value, ties by position) equals
+    ``np.lexsort((-v, cols))`` exactly, on values rounded to make many ties."""
+    from lfabench_plugins.aggregators.prolfa.simplex import _column_segments
+
+    rng = np.random.default_rng(n)
+    cols = np.sort(np.concatenate([np.arange(n_cols), rng.integers(0, n_cols, n - n_cols)]))
+    v = np.round(rng.standard_normal(n), 1)
+    order = _column_segments(cols, v, n_cols, "test")[4]
+    np.testing.assert_array_equal(order, np.lexsort((-v, cols)))
