@@ -38,11 +38,10 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import OUT, scene15_sift  # noqa: E402
+from common import OUT, one_nn_accuracy, scene15_sift  # noqa: E402
 
 from lfabench.registry import get_plugin  # noqa: E402
 from lfabench_plugins.evaluators.splits import stratified_split  # noqa: E402
-from lfabench.evaluation import knn_predict  # noqa: E402
 
 SETTINGS = {
     "bow": {"n_clusters": 1024, "normalize": "l1"},
@@ -66,8 +65,7 @@ def run_one(method: str, bags, labels, seed: int) -> dict:
     t1 = time.perf_counter()
     Z = est.transform(bags)
     t2 = time.perf_counter()
-    pred = knn_predict(Z[train], labels[train], Z[test], k=1, metric="euclidean")
-    return {"method": method, "seed": seed, "accuracy": 100.0 * float(np.mean(pred == labels[test])),
+    return {"method": method, "seed": seed, "accuracy": one_nn_accuracy(Z[train], labels[train], Z[test], labels[test]),
             "dim": Z.shape[1], "fit_s": t1 - t0, "transform_s": t2 - t1, "n_train": train.size, "n_test": test.size}
 
 

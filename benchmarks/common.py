@@ -1,4 +1,5 @@
-"""Shared inputs for benchmark scripts: Fifteen Scene SIFT bags from ../shared/data/scene15.
+"""Shared pieces of the benchmark scripts: Fifteen Scene SIFT bags from ../shared/data/scene15, the paper's
+1-NN accuracy, a seeded subset of images by descriptor count, and the CSV writer.
 
 ``scene15_sift()`` runs the ``scene15`` dataset and ``sift`` descriptor plugins (the
 90 keypoints of strongest response per image; extraction is cached by the
@@ -7,11 +8,13 @@ descriptor plugin, so only the first call extracts).
 
 from __future__ import annotations
 
+import csv
 import os
 from pathlib import Path
 
 import numpy as np
 
+from lfabench.evaluation import knn_predict
 from lfabench.registry import get_plugin
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,3 +35,25 @@ def scene15_sift(max_keypoints: int = 90):
     dataset = get_plugin("dataset", "scene15")(root=str(root))
     bags = get_plugin("descriptor", "sift")(max_keypoints=max_keypoints).describe(dataset)
     return bags, np.asarray(dataset.labels)
+
+
+def one_nn_accuracy(F_train, y_train, F_test, y_test) -> float:
+    """1-NN (Euclidean, the paper's classifier) accuracy in % of the test rows, the training rows as the gallery."""
+    return 100.0 * float(np.mean(knn_predict(F_train, y_train, F_test, 1, metric="euclidean") == np.asarray(y_test)))
+
+
+def images_holding(bags, y, n_descriptors: int, seed: int = 0):
+    """``(bags, y)`` of images drawn at random (seeded) until they hold ``n_descriptors`` descriptors; with
+    nested ``n_descriptors`` and one seed, the subsets are nested."""
+    order = np.random.default_rng(seed).permutation(bags.n_samples)
+    keep = np.sort(order[: np.searchsorted(np.cumsum(bags.counts[order]), n_descriptors) + 1])
+    return bags.subset(keep), np.asarray(y)[keep]
+
+
+def write_rows(rows: list[dict], path, fieldnames=None) -> None:
+    """Rewrite the CSV ``path`` with ``rows`` (called after every row, so an interrupted run keeps what it
+    measured); ``fieldnames`` defaults to the first row's keys, and other keys are then ignored."""
+    with open(path, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=fieldnames or list(rows[0]), extrasaction="ignore")
+        w.writeheader()
+        w.writerows(rows)

@@ -17,16 +17,15 @@ import time
 import numpy as np
 
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
-from common import scene15_sift
+from common import one_nn_accuracy, scene15_sift
 
-from lfabench.evaluation import knn_predict
 from lfabench_plugins.aggregators.dbows import DBoWs, lda_trace_ratio
+from lfabench_plugins.aggregators.supervised import class_indicator
 from lfabench_plugins.evaluators.splits import stratified_split
 
 
 def criterion(S: np.ndarray, y: np.ndarray) -> float:
-    classes = np.unique(y)
-    return lda_trace_ratio(S, (y[:, None] == classes[None, :]).astype(float))[0]
+    return lda_trace_ratio(S, class_indicator(y, len(y)))[0]
 
 
 def main():
@@ -44,7 +43,7 @@ def main():
         est.fit(train, labels[tr])
         seconds = time.perf_counter() - t0
         S_tr, S_te = est.transform(train), est.transform(test)
-        acc = 100.0 * np.mean(knn_predict(S_tr, labels[tr], S_te, 1, metric="euclidean") == labels[te])
+        acc = one_nn_accuracy(S_tr, labels[tr], S_te, labels[te])
         print(f"| {it} | {criterion(S_tr, labels[tr]):.4f} | {criterion(S_te, labels[te]):.4f} | {acc:.2f} % | "
               f"{seconds:.0f} |", flush=True)
 

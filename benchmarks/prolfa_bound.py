@@ -25,9 +25,8 @@ import time
 import numpy as np
 
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
-from common import scene15_sift  # noqa: E402
+from common import one_nn_accuracy, scene15_sift  # noqa: E402
 
-from lfabench.evaluation import knn_predict  # noqa: E402
 from lfabench_plugins.aggregators.prolfa.featuremap import apply_feature_map, fit_feature_map  # noqa: E402
 from lfabench_plugins.aggregators.prolfa.normalize import normalize_descriptors  # noqa: E402
 from lfabench_plugins.evaluators.splits import stratified_split  # noqa: E402
@@ -39,10 +38,6 @@ def splits(labels, which):
         return train_idx, test_idx
     fit_pos, val_pos = stratified_split(labels[train_idx], 0.2, 1)
     return train_idx[fit_pos], train_idx[val_pos]
-
-
-def one_nn(F_tr, y_tr, F_te, y_te) -> float:
-    return 100.0 * float(np.mean(knn_predict(F_tr, y_tr, F_te, 1, metric="euclidean") == y_te))
 
 
 def main():
@@ -72,9 +67,9 @@ def main():
         M_tr = np.asarray(train.with_descriptors(Ftr).means(), dtype=np.float64) - mean
         Fte = apply_feature_map(fmap, normalize_descriptors(test.descriptors, base))
         M_te = np.asarray(test.with_descriptors(Fte).means(), dtype=np.float64) - mean
-        raw = one_nn(M_tr, labels[tr], M_te, labels[te])
+        raw = one_nn_accuracy(M_tr, labels[tr], M_te, labels[te])
         lda = LinearDiscriminantAnalysis(solver="eigen", shrinkage="auto").fit(M_tr, labels[tr])
-        acc = one_nn(lda.transform(M_tr), labels[tr], lda.transform(M_te), labels[te])
+        acc = one_nn_accuracy(lda.transform(M_tr), labels[tr], lda.transform(M_te), labels[te])
         print(f"| {name} (gamma {gamma:g}) | {base} | {M_tr.shape[1]} | {raw:.2f} | {acc:.2f} | "
               f"{time.perf_counter() - t0:.1f} |", flush=True)
 

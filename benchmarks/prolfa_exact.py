@@ -18,7 +18,6 @@ Rows go to ``benchmarks/out/prolfa_exact_{trajectory,converged}.csv`` (rewritten
 from __future__ import annotations
 
 import argparse
-import csv
 import logging
 import sys
 import time
@@ -27,7 +26,7 @@ import warnings
 import numpy as np
 
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
-from common import OUT, scene15_sift
+from common import OUT, images_holding, scene15_sift, write_rows
 
 from lfabench_plugins.aggregators.prolfa.plugin import ProLFA
 from lfabench_plugins.evaluators.splits import stratified_split
@@ -50,15 +49,8 @@ class IterationLog(logging.Handler):
                           "searched": bool(searched.strip()), "wall_s": round(elapsed, 2),
                           "cpu_s": round(time.process_time() - self.c0, 2)})
         if self.csv_path:
-            write(self.rows, self.csv_path)
+            write_rows(self.rows, self.csv_path)
         print(self.rows[-1], flush=True)
-
-
-def write(rows, path):
-    with open(path, "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
 
 
 def fit(bags, y, n_prototypes, max_iter, csv_path=None):
@@ -90,17 +82,17 @@ def main():
     train_idx, _ = stratified_split(labels, 0.2, 0)
     train, y = bags.subset(train_idx), labels[train_idx]
     if args.converged:
-        rows, order = [], np.random.default_rng(0).permutation(train.n_samples)
+        rows = []
         for n in args.n:
-            keep = np.sort(order[: np.searchsorted(np.cumsum(train.counts[order]), n) + 1])
-            est, wall, cpu, it_rows = fit(train.subset(keep), y[keep], args.dbar, 2000)
+            sub, y_sub = images_holding(train, y, n)
+            est, wall, cpu, it_rows = fit(sub, y_sub, args.dbar, 2000)
             nnz = np.diff(est.selection_.tocsc().indptr)
-            rows.append({"N": int(train.subset(keep).n_descriptors), "n_prototypes": args.dbar,
+            rows.append({"N": int(sub.n_descriptors), "n_prototypes": args.dbar,
                          "iterations": est.n_iter_, "converged": bool(est.converged_), "J": it_rows[-1]["J"],
                          "nnz": int(nnz.sum()), "nnz_per_column_mean": round(float(nnz.mean()), 2),
                          "nnz_per_column_max": int(nnz.max()), "wall_s": round(wall, 1), "cpu_s": round(cpu, 1)})
             print(rows[-1], flush=True)
-            write(rows, OUT / "prolfa_exact_converged.csv")
+            write_rows(rows, OUT / "prolfa_exact_converged.csv")
     if args.trajectory:
         fit(train, y, 4096, args.max_iter, OUT / "prolfa_exact_trajectory.csv")
 

@@ -30,9 +30,8 @@ import warnings
 import numpy as np
 
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
-from common import OUT, scene15_sift
+from common import OUT, images_holding, one_nn_accuracy, scene15_sift, write_rows
 
-from lfabench.evaluation import knn_predict
 from lfabench_plugins.aggregators.prolfa import normalize_descriptors, parse_normalization
 from lfabench_plugins.aggregators.prolfa.plugin import ProLFA
 from lfabench_plugins.evaluators.splits import stratified_split
@@ -44,8 +43,7 @@ def peak_rss_mb() -> float:
 
 def held_out_accuracy(est, train, y_train, test, y_test) -> float:
     """1-NN (Euclidean, the paper's classifier) accuracy in % of the held-out images, training images as the gallery."""
-    pred = knn_predict(est.transform(train), y_train, est.transform(test), 1, metric="euclidean")
-    return round(100.0 * float(np.mean(pred == y_test)), 2)
+    return round(one_nn_accuracy(est.transform(train), y_train, est.transform(test), y_test), 2)
 
 
 def synthetic_images(train, y_train, n_descriptors: int, seed: int = 0, noise: float = 0.1):
@@ -104,10 +102,7 @@ def load_average() -> float:
 
 def save(rows, path):
     """Rewrite the CSV after every fit, so an interrupted run keeps what it measured."""
-    with open(path, "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=CSV_KEYS, extrasaction="ignore")
-        w.writeheader()
-        w.writerows(rows)
+    write_rows(rows, path, CSV_KEYS)
 
 
 def exponent(xs, ys) -> float:
@@ -214,7 +209,7 @@ def main():
     params = {}
     base = parse_normalization(args.normalize or ProLFA().normalize)[0]
     means = [np.asarray(b.with_descriptors(normalize_descriptors(b.descriptors, base)).means()) for b in (train, test)]
-    ref = 100.0 * np.mean(knn_predict(means[0], y_train, means[1], 1, metric="euclidean") == y_test)
+    ref = one_nn_accuracy(means[0], y_train, means[1], y_test)
     print(f"reference: 1-NN on each image's mean {base} descriptor (what ProLFA maps linearly): {ref:.2f} %",
           flush=True)
     if args.max_support is not None:
@@ -244,9 +239,7 @@ def main():
             return train, y_train
         if n > train.n_descriptors:
             return synthetic_images(train, y_train, n)
-        order = np.random.default_rng(0).permutation(train.n_samples)
-        keep = np.sort(order[: np.searchsorted(np.cumsum(train.counts[order]), n) + 1])
-        return train.subset(keep), y_train[keep]
+        return images_holding(train, y_train, n)
 
     for n in ([10_000] if args.quick else args.n):
         if ("vs_N", str(n), "256") in done:

@@ -27,9 +27,8 @@ import warnings
 import numpy as np
 
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
-from common import OUT, scene15_sift  # noqa: E402
+from common import OUT, one_nn_accuracy, scene15_sift  # noqa: E402
 
-from lfabench.evaluation import knn_predict  # noqa: E402
 from lfabench_plugins.aggregators.prolfa.plugin import ProLFA  # noqa: E402
 from lfabench_plugins.evaluators.splits import stratified_split  # noqa: E402
 
@@ -86,8 +85,7 @@ def main():
             warnings.simplefilter("always")
             est.fit(train, labels[tr])
         seconds = time.perf_counter() - t0
-        pred = knn_predict(est.transform(train), labels[tr], est.transform(test), 1, metric="euclidean")
-        acc = 100.0 * float(np.mean(pred == labels[te]))
+        acc = one_nn_accuracy(est.transform(train), labels[tr], est.transform(test), labels[te])
         ours[seed] = acc
         row = dict(seed=seed, accuracy=round(acc, 2), seconds=round(seconds, 1), iterations=est.n_iter_,
                    converged=bool(est.converged_), objective=float(est.objective_history_[-1]),

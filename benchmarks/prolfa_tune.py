@@ -27,9 +27,8 @@ import warnings
 import numpy as np
 
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
-from common import OUT, scene15_sift  # noqa: E402
+from common import OUT, one_nn_accuracy, scene15_sift  # noqa: E402
 
-from lfabench.evaluation import knn_predict  # noqa: E402
 from lfabench_plugins.aggregators.prolfa import normalize_descriptors, parse_normalization  # noqa: E402
 from lfabench_plugins.evaluators.splits import stratified_split  # noqa: E402
 from lfabench_plugins.aggregators.prolfa.plugin import ProLFA  # noqa: E402
@@ -44,7 +43,7 @@ def l2_rows(F: np.ndarray) -> np.ndarray:
 
 
 def accuracy(F_fit, y_fit, F_val, y_val) -> float:
-    return round(100.0 * float(np.mean(knn_predict(F_fit, y_fit, F_val, 1, metric="euclidean") == y_val)), 2)
+    return round(one_nn_accuracy(F_fit, y_fit, F_val, y_val), 2)
 
 
 def fit_val_split(labels, test_seed: int = 0, val_seed: int = 1):

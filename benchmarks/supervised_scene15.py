@@ -42,9 +42,8 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import baselines_scene15 as unsup  # noqa: E402
-from common import OUT, scene15_sift  # noqa: E402
+from common import OUT, one_nn_accuracy, scene15_sift  # noqa: E402
 
-from lfabench.evaluation import knn_predict  # noqa: E402
 from lfabench.registry import get_plugin  # noqa: E402
 from lfabench_plugins.evaluators.splits import stratified_split  # noqa: E402
 
@@ -65,8 +64,7 @@ COLUMNS = ["method", "kind", "seed", "accuracy", "dim", "fit_s", "transform_s", 
 
 
 def accuracy(Z, labels, train, test) -> float:
-    pred = knn_predict(Z[train], labels[train], Z[test], k=1, metric="euclidean")
-    return 100.0 * float(np.mean(pred == labels[test]))
+    return one_nn_accuracy(Z[train], labels[train], Z[test], labels[test])
 
 
 def row(method, kind, seed, acc, dim, fit_s, transform_s, train, test, settings, source="supervised_scene15.py"):
