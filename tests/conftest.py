@@ -36,3 +36,12 @@ def run_cli(args: list[str], cwd: Path, env: dict | None = None, check: bool = T
     if check and proc.returncode != 0:
         raise AssertionError(f"lfabench {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
     return proc
+
+
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` is running (a zombie has exited: its reaper may be slow in containers)."""
+    try:
+        state = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+    return "State:\tZ" not in state

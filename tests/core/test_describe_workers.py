@@ -9,7 +9,8 @@ import subprocess
 import sys
 import textwrap
 import time
-from pathlib import Path
+
+from conftest import process_alive
 
 SLOW = textwrap.dedent('''
     import os, sys, time
@@ -37,14 +38,6 @@ SLOW = textwrap.dedent('''
 ''')
 
 
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/status").read_text()
-    except FileNotFoundError:
-        return False
-    return "State:\tZ" not in state  # a zombie has exited (its reaper may be slow in containers)
-
-
 def test_workers_die_when_the_parent_is_killed(tmp_path):
     (tmp_path / "slow.py").write_text(SLOW)
     pids = tmp_path / "pids"
@@ -59,9 +52,9 @@ def test_workers_die_when_the_parent_is_killed(tmp_path):
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     deadline = time.monotonic() + 30
-    while any(_alive(w) for w in workers) and time.monotonic() < deadline:
+    while any(process_alive(w) for w in workers) and time.monotonic() < deadline:
         time.sleep(0.1)
-    left = [w for w in workers if _alive(w)]
+    left = [w for w in workers if process_alive(w)]
     for w in left:  # do not leave them behind even when the test fails
         os.kill(w, signal.SIGKILL)
     assert not left, f"worker processes {left} outlived their killed parent"

@@ -18,7 +18,7 @@ import pytest
 from lfabench.isolation import call_in_child
 from lfabench.run import run_benchmark
 
-from conftest import run_cli
+from conftest import process_alive, run_cli
 
 # A third-party aggregator whose fit blocks every signal, then sleeps inside libc (no Python bytecode runs,
 # so no Python signal handler either): only killing its process stops it.
@@ -81,14 +81,6 @@ def _records(root: Path) -> dict[str, dict]:
     return {r["config"]["aggregator"]["name"]: r for r in recs}
 
 
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/status").read_text()
-    except FileNotFoundError:
-        return False
-    return "State:\tZ" not in state  # a zombie has exited (its reaper may be slow in containers)
-
-
 def test_in_process_time_limit_cannot_stop_a_plugin_stuck_in_c(stuck_site, tmp_path):
     """Why isolate=process exists: SIGALRM at 0.5 s changes nothing while fit sleeps 2 s in libc."""
     run_cli(["run", "aggregator=stuck", "aggregator.params.seconds=2", "time_limit=0.5", "continue_on_error=true",
@@ -115,7 +107,7 @@ def test_process_isolation_kills_a_run_stuck_in_c_and_the_sweep_goes_on(stuck_si
     assert "in _fit" in stuck["error"]["traceback"] and "lfabench_stuck" in stuck["error"]["traceback"]
     assert {"config", "dataset", "descriptors", "split", "fit"} <= set(stuck["timings_s"])
     assert stuck["peak_rss_mb"] is None or stuck["peak_rss_mb"] > 10
-    assert not _alive(int(pid_file.read_text()))
+    assert not process_alive(int(pid_file.read_text()))
     # a segfault in a plugin fails its run only
     assert crasher["status"] == "failed" and crasher["error"]["type"] == "RunProcessDied"
     assert crasher["error"]["stage"] == "fit" and "killed by signal SIGSEGV" in crasher["error"]["message"]
@@ -135,15 +127,15 @@ def test_no_isolated_run_outlives_its_killed_sweep(stuck_site, tmp_path):
         while not pid_file.exists() and time.monotonic() < deadline and sweep.poll() is None:
             time.sleep(0.05)
         child = int(pid_file.read_text())
-        assert child != sweep.pid and _alive(child)
+        assert child != sweep.pid and process_alive(child)
         assert f"PPid:\t{sweep.pid}\n" in Path(f"/proc/{child}/status").read_text()  # the sweep's own child
     finally:
         sweep.kill()
         sweep.wait()
     deadline = time.monotonic() + 10
-    while _alive(child) and time.monotonic() < deadline:
+    while process_alive(child) and time.monotonic() < deadline:
         time.sleep(0.05)
-    survived = _alive(child)
+    survived = process_alive(child)
     if survived:  # do not leave it behind even when the test fails
         os.kill(child, signal.SIGKILL)
     assert not survived, f"the isolated run's process {child} outlived its SIGKILLed sweep"
@@ -192,7 +184,7 @@ def test_call_in_child_kills_a_c_hang_at_the_limit_and_reports_crashes():
     out = call_in_child(_blocked_sleep, (60,), time_limit_s=1.5)
     assert out.status == "timed_out" and out.progress == "sleeping"
     assert 1.4 <= out.elapsed_s < 4 and time.monotonic() - t0 < 30
-    assert "_blocked_sleep" in out.hang_traceback and not _alive(out.pid)
+    assert "_blocked_sleep" in out.hang_traceback and not process_alive(out.pid)
     out = call_in_child(_crash, ("exit",))
     assert (out.status, out.exitcode, out.progress) == ("died", 7, "about to crash")
     out = call_in_child(_crash, ("segfault",))
