@@ -33,8 +33,18 @@ def _cmd_leaderboard(args) -> int:
               f"exists here; run `lfabench run` first or pass RUN_DIRS", file=sys.stderr)
         return 2
     try:
+        if args.publish_records:
+            from ..leaderboard.publish import parse_relocations, publish_records
+
+            report = publish_records(paths, args.out, parse_relocations(args.relocate))
+            for path, status in report.not_ok:
+                print(f"lfabench leaderboard: not published ({status}): {path}", file=sys.stderr)
+            print(f"lfabench leaderboard: published into {Path(args.out) / 'records'}: {report.summary()}")
+            paths = [str(Path(args.out) / "records")]
+        elif args.relocate:
+            raise ValueError("--relocate applies to --publish-records only")
         out = build_leaderboard(paths, args.out, args.name, command=" ".join(["lfabench", *args.argv]))
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, ValueError) as exc:
         print(f"lfabench leaderboard: {exc}", file=sys.stderr)
         return 2
     print(out["markdown"].read_text())
@@ -59,6 +69,12 @@ def build_parser() -> argparse.ArgumentParser:
                                                "./lfabench_runs and ./lfabench_multirun)")
     p.add_argument("--out", default="leaderboards", help="output folder (default: ./leaderboards)")
     p.add_argument("--name", default="leaderboard", help="file stem of the outputs (default: leaderboard)")
+    p.add_argument("--publish-records", action="store_true",
+                   help="copy the complete records into OUT/records (no machine paths, resumable folder names) "
+                        "and build the board from there")
+    p.add_argument("--relocate", action="append", default=[], metavar="OLD=NEW",
+                   help="with --publish-records: replace the path prefix OLD by NEW in the copies "
+                        "(e.g. a dataset root); repeatable")
     p.set_defaults(func=_cmd_leaderboard)
     for command in command_modules:
         command.add_parser(sub)

@@ -1,0 +1,144 @@
+"""Publishing a sweep's records beside its board: copies that carry no machine's paths and that a rerun resumes.
+
+``lfabench leaderboard SWEEP --out BOARD --publish-records [--relocate OLD=NEW ...]`` copies every complete
+(``ok``) record under ``SWEEP`` to ``BOARD/records/<group>/<key>_s<seed>/result.json`` and builds the board
+from ``BOARD/records``. In each copy:
+
+* every string value starting with an ``OLD`` prefix gets ``NEW`` instead (e.g. the dataset root
+  ``/data/scene15`` -> ``../shared/data/scene15``), longest prefix first;
+* ``run_dir`` becomes the copy's folder relative to ``BOARD``, and the descriptor cache folder
+  ``$LFABENCH_CACHE``;
+* the folder's ``<key>`` is :func:`~lfabench.resume.setting_key` of the *relocated* setting, so that
+  running the documented sweep with ``hydra.sweep.dir=BOARD/records`` skips every published run.
+
+A copy that would still hold an absolute path of this machine (an existing file or folder, or one under
+the home folder) is refused, naming the record and the field, so that no machine's layout is published
+by accident. Only the raw arrays stay behind (``prototypes.npz`` and logs): records are the JSON alone.
+Files are written atomically; an existing copy is replaced only by a record of the same setting and seed
+that finished later.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from ..record import RESULT_FILE, read_record
+from ..resume import setting_key
+from ..storage import write_text_atomic
+from .tables import find_records
+
+CACHE_PLACEHOLDER = "$LFABENCH_CACHE"
+
+
+@dataclass
+class PublishReport:
+    """What :func:`publish_records` did: destination paths by outcome, and the records it left out."""
+
+    written: list[Path] = field(default_factory=list)
+    unchanged: list[Path] = field(default_factory=list)
+    kept_newer: list[Path] = field(default_factory=list)
+    not_ok: list[tuple[Path, str]] = field(default_factory=list)
+
+    def summary(self) -> str:
+        parts = [f"{len(self.written)} record(s) written", f"{len(self.unchanged)} unchanged"]
+        if self.kept_newer:
+            parts.append(f"{len(self.kept_newer)} kept (the published copy finished later)")
+        if self.not_ok:
+            parts.append(f"{len(self.not_ok)} not published (failed or incomplete runs)")
+        return ", ".join(parts)
+
+
+def parse_relocations(pairs: Iterable[str]) -> dict[str, str]:
+    """``["OLD=NEW", ...]`` -> ``{OLD: NEW}``; a pair without ``=`` or with an empty OLD is a ValueError."""
+    out = {}
+    for pair in pairs:
+        old, sep, new = pair.partition("=")
+        if not sep or not old:
+            raise ValueError(f"--relocate {pair!r}: expected OLD=NEW, e.g. /data/scene15=../shared/data/scene15")
+        out[old] = new
+    return out
+
+
+def _relocate(value: Any, relocations: dict[str, str]) -> Any:
+    """``value`` with every string's leading OLD prefix replaced by NEW (longest OLD first), recursively."""
+    if isinstance(value, dict):
+        return {k: _relocate(v, relocations) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_relocate(v, relocations) for v in value]
+    if isinstance(value, str):
+        for old in sorted(relocations, key=len, reverse=True):
+            if value == old or value.startswith(old.rstrip("/") + "/"):
+                return relocations[old] + value[len(old):]
+    return value
+
+
+def _machine_paths(value: Any, where: str = "") -> Iterable[tuple[str, str]]:
+    """(field, value) of every string that is an absolute path of this machine (exists, or under home)."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _machine_paths(v, f"{where}.{k}" if where else str(k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _machine_paths(v, f"{where}[{i}]")
+    elif isinstance(value, str) and value.startswith("/") and "\n" not in value and len(value) < 4096:
+        home = os.path.expanduser("~")
+        if (home not in ("", "/") and value.startswith(home.rstrip("/") + "/")) or os.path.exists(value):
+            yield where, value
+
+
+def published_copy(record: dict, relocations: dict[str, str]) -> dict:
+    """The record as it is published: relocated paths, cache folder placeholder (``run_dir`` set by the caller)."""
+    rec = copy.deepcopy(record)
+    run_dir = rec.pop("run_dir", None)
+    rec = _relocate(rec, relocations)
+    extraction = (rec.get("descriptors") or {}).get("extraction") or {}
+    if extraction.get("cache_dir"):
+        extraction["cache_dir"] = CACHE_PLACEHOLDER
+    rec["run_dir"] = run_dir
+    return rec
+
+
+def publish_records(run_paths: Iterable[Path | str], board_dir: Path | str,
+                    relocations: dict[str, str] | None = None) -> PublishReport:
+    """Copy the complete records under ``run_paths`` to ``board_dir/records`` (see the module docstring)."""
+    relocations = dict(relocations or {})
+    board_dir = Path(board_dir)
+    records_dir = board_dir / "records"
+    report = PublishReport()
+    for path in find_records(run_paths):
+        if records_dir.resolve() in path.parents:  # already published here
+            continue
+        record = read_record(path)
+        if record.get("status") != "ok":
+            report.not_ok.append((path, str(record.get("status"))))
+            continue
+        rec = published_copy(record, relocations)
+        group = path.parent.parent.name
+        rel = Path(group) / f"{setting_key(rec.get('setting') or {}, rec.get('seed'))}_s{rec.get('seed')}"
+        rec["run_dir"] = str(Path("records") / rel)
+        leftover = [f"{f} = {v}" for f, v in _machine_paths({k: v for k, v in rec.items() if k != "run_dir"})]
+        if leftover:
+            raise ValueError(f"{path}: would publish this machine's path(s) {'; '.join(leftover)}; "
+                             f"map them with --relocate OLD=NEW")
+        dest = records_dir / rel / RESULT_FILE
+        text = json.dumps(rec, indent=2) + "\n"
+        if dest.is_file():
+            if dest.read_text() == text:
+                report.unchanged.append(dest)
+                continue
+            try:
+                published = read_record(dest)
+            except ValueError:
+                published = {}
+            if str(published.get("finished_at") or "") > str(rec.get("finished_at") or ""):
+                report.kept_newer.append(dest)
+                continue
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(dest, text)
+        report.written.append(dest)
+    return report
