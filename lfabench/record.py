@@ -8,6 +8,7 @@ test of the schema fails until it is).
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import json
 import os
 import platform
@@ -101,6 +102,22 @@ def plugin_setting(config: dict[str, Any]) -> dict[str, Any]:
     differ only by their seed, so the leaderboard pools them.
     """
     return {k: v for k, v in config.items() if k in KINDS}
+
+
+def _canonical(value: Any) -> Any:
+    """Tuples as lists, keys as strings: the same setting hashes the same from YAML, Python or a record."""
+    if isinstance(value, dict):
+        return {str(k): _canonical(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_canonical(v) for v in value]
+    return value
+
+
+def setting_key(setting: dict[str, Any], seed: Any) -> str:
+    """12 hex digits identifying (plugin setting before interpolation, seed): a run's folder name (``lfabench.resume``)."""
+    payload = json.dumps({"setting": _canonical(plugin_setting(setting)), "seed": seed}, sort_keys=True,
+                         default=str)
+    return hashlib.sha1(payload.encode()).hexdigest()[:12]
 
 
 def check_record(data: Any, source: str = "record") -> RunRecord:

@@ -10,28 +10,10 @@ A run killed midway leaves no complete record, so it is run again; nothing is du
 
 from __future__ import annotations
 
-import hashlib
-import json
 from pathlib import Path
 from typing import Any
 
-from .record import RESULT_FILE, plugin_setting, read_record
-
-
-def _canonical(value: Any) -> Any:
-    """Tuples as lists, keys as strings: the same setting hashes the same from YAML, Python or a record."""
-    if isinstance(value, dict):
-        return {str(k): _canonical(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_canonical(v) for v in value]
-    return value
-
-
-def setting_key(setting: dict[str, Any], seed: Any) -> str:
-    """12 hex digits identifying (plugin setting before interpolation, seed)."""
-    payload = json.dumps({"setting": _canonical(plugin_setting(setting)), "seed": seed}, sort_keys=True,
-                         default=str)
-    return hashlib.sha1(payload.encode()).hexdigest()[:12]
+from .record import RESULT_FILE, _canonical, plugin_setting, read_record, setting_key
 
 
 def complete_record(run_dir: Path | str, setting: dict[str, Any], seed: Any) -> dict | None:

@@ -8,7 +8,7 @@ from ``BOARD/records``. In each copy:
   ``/data/scene15`` -> ``../shared/data/scene15``), longest prefix first;
 * ``run_dir`` becomes the copy's folder relative to ``BOARD``, and the descriptor cache folder
   ``$LFABENCH_CACHE``;
-* the folder's ``<key>`` is :func:`~lfabench.resume.setting_key` of the *relocated* setting, so that
+* the folder's ``<key>`` is :func:`~lfabench.record.setting_key` of the *relocated* setting, so that
   running the documented sweep with ``hydra.sweep.dir=BOARD/records`` skips every published run.
 
 A copy that would still hold an absolute path of this machine (an existing file or folder, or one under
@@ -27,8 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..record import RESULT_FILE, read_record
-from ..resume import setting_key
+from ..record import RESULT_FILE, read_record, setting_key
 from ..storage import write_text_atomic
 from .tables import find_records
 

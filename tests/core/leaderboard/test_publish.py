@@ -8,7 +8,8 @@ import pytest
 
 from lfabench.leaderboard.publish import CACHE_PLACEHOLDER, parse_relocations, publish_records
 from lfabench.record import RunRecorder
-from lfabench.resume import complete_record, setting_key
+from lfabench.record import setting_key
+from lfabench.resume import complete_record
 
 from conftest import run_cli
 from record_helpers import record
