@@ -41,9 +41,13 @@ def _cmd_leaderboard(args) -> int:
                 print(f"lfabench leaderboard: not published ({status}): {path}", file=sys.stderr)
             print(f"lfabench leaderboard: published into {Path(args.out) / 'records'}: {report.summary()}")
             paths = [str(Path(args.out) / "records")]
+            # the board states the command that rebuilds it from what is published (no sweep path of this machine)
+            command = f"lfabench leaderboard {paths[0]} --out {args.out} --name {args.name}"
         elif args.relocate:
             raise ValueError("--relocate applies to --publish-records only")
-        out = build_leaderboard(paths, args.out, args.name, command=" ".join(["lfabench", *args.argv]))
+        else:
+            command = " ".join(["lfabench", *args.argv])
+        out = build_leaderboard(paths, args.out, args.name, command=command)
     except (FileNotFoundError, ValueError) as exc:
         print(f"lfabench leaderboard: {exc}", file=sys.stderr)
         return 2

@@ -112,6 +112,8 @@ def test_cli_publishes_then_a_rerun_over_the_published_records_computes_nothing(
     assert "2 record(s) written" in out
     board_md = (tmp_path / "board" / "b.md").read_text()
     assert "from 2 record(s)" in board_md and "board/records" in board_md
+    assert "Made by `lfabench leaderboard board/records --out board --name b`" in board_md
+    assert "leaderboard sweep" not in board_md and str(tmp_path) not in board_md  # rebuilt from what is published
     for rec in (tmp_path / "board" / "records").rglob("result.json"):
         text = rec.read_text()
         assert str(tmp_path) not in text and CACHE_PLACEHOLDER in text
