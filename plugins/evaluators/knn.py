@@ -17,6 +17,13 @@ to scikit-learn's brute-force ``KNeighborsClassifier``):
 * tie rules: a vote tie (even k) goes to the smallest class label; among
   equidistant training vectors at the k-th place the lower index wins.
 
+Split protocol (``split_protocol``): by default a dataset that publishes an official train/test split
+(``Dataset.official_split``, e.g. CUB-200-2011, whose protocol the paper follows) is scored on it, every
+other one on the seeded stratified split above; ``"stratified"`` forces the seeded split, ``"official"``
+requires the dataset's (an error naming the dataset where it has none). On an official split the seed
+still seeds the aggregator and the labelled subset. The record's ``split.protocol`` says which was used.
+The parameter is opt-in (left out of the default config), so existing run keys and rows are unchanged.
+
 Semi-supervised aggregators: ``labelled_fraction < 1`` keeps that fraction of
 each class of the training part labelled (:func:`lfabench_plugins.evaluators.splits.labelled_subset`,
 seeded) and gives the others label ``-1``; unsupervised aggregators ignore the
@@ -29,6 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from lfabench import PluginSpec, hookimpl
+from lfabench.plugin import default_params
 from lfabench.dataset import Dataset
 from lfabench.evaluate import Evaluator, Split
 from lfabench.evaluation import fit_metric_space, knn_predict
@@ -38,6 +46,10 @@ from lfabench.evaluation.whitening import COVARIANCE_ESTIMATORS
 from .splits import labelled_subset, stratified_split
 
 
+#: ``split_protocol`` values: None = the dataset's official split where it has one, else stratified.
+SPLIT_PROTOCOLS = (None, "official", "stratified")
+
+
 class KNN(Evaluator):
     """k-NN classification accuracy (percent) on a stratified split."""
 
@@ -45,7 +57,7 @@ class KNN(Evaluator):
     label_params = ("labelled_fraction",)  # unsupervised aggregators never see the labels
 
     def __init__(self, k: int = 1, metric: str = "euclidean", p: float | None = None, covariance: str = "auto",
-                 test_fraction: float = 0.2, labelled_fraction: float = 1.0):
+                 test_fraction: float = 0.2, labelled_fraction: float = 1.0, split_protocol: str | None = None):
         if int(k) < 1:
             raise ValueError(f"knn: k must be >= 1, got {k}")
         if metric not in METRICS:
@@ -56,21 +68,39 @@ class KNN(Evaluator):
             raise ValueError(f"knn: covariance must be one of {COVARIANCE_ESTIMATORS}, got {covariance!r}")
         if not 0.0 < float(labelled_fraction) <= 1.0:
             raise ValueError(f"knn: labelled_fraction must be in (0, 1], got {labelled_fraction}")
+        if split_protocol not in SPLIT_PROTOCOLS:
+            raise ValueError(f"knn: split_protocol must be one of {SPLIT_PROTOCOLS} (null: the dataset's official "
+                             f"split where it has one), got {split_protocol!r}")
         self.k = int(k)
         self.metric = metric
         self.p = None if p is None else float(p)
         self.covariance = covariance
         self.test_fraction = float(test_fraction)
         self.labelled_fraction = float(labelled_fraction)
+        self.split_protocol = split_protocol
+
+    def train_test(self, dataset: Dataset, seed: int) -> tuple[np.ndarray, np.ndarray, str]:
+        """(train indices, test indices, protocol name) for ``dataset`` and ``seed`` (see the module docstring)."""
+        official = getattr(dataset, "official_split", None)
+        if self.split_protocol == "official" and official is None:
+            raise ValueError(f"knn: dataset {dataset.name!r} publishes no official split "
+                             f"(split_protocol=official); use split_protocol=stratified")
+        if official is not None and self.split_protocol != "stratified":
+            train, test = (np.sort(np.asarray(a, dtype=np.int64)) for a in official)
+            return train, test, "official"
+        train, test = stratified_split(dataset.labels, self.test_fraction, seed)
+        return train, test, "stratified"
 
     def split(self, dataset: Dataset, seed: int) -> Split:
         self.check_dataset(dataset)
         if dataset.labels is None:
             raise ValueError(f"knn: dataset {dataset.name!r} has no labels")
-        train, test = stratified_split(dataset.labels, self.test_fraction, seed)
+        train, test, protocol = self.train_test(dataset, seed)
         fit_labels = dataset.labels[train].copy()
-        info = {"n_train": int(train.size), "n_test": int(test.size), "test_fraction": self.test_fraction,
+        info = {"n_train": int(train.size), "n_test": int(test.size), "protocol": protocol,
                 "k": self.k, "metric": self.metric}
+        if protocol == "stratified":
+            info["test_fraction"] = self.test_fraction
         if self.metric == "minkowski":
             info["p"] = self.p
         if self.labelled_fraction < 1.0:
@@ -105,5 +135,7 @@ class KNN(Evaluator):
 
 @hookimpl
 def lfabench_evaluators():
-    return [PluginSpec("knn", KNN, "k-NN classification accuracy on a seeded stratified 80/20 split (FAISS; "
-                                   "euclidean, cosine, mahalanobis, minkowski)")]
+    defaults = {k: v for k, v in default_params(KNN).items() if k != "split_protocol"}  # opt-in: keys unchanged
+    return [PluginSpec("knn", KNN, "k-NN classification accuracy on a seeded stratified 80/20 split, or the "
+                                   "dataset's official one (FAISS; euclidean, cosine, mahalanobis, minkowski)",
+                       defaults=defaults)]

@@ -159,3 +159,44 @@ def test_samples_without_descriptors_neither_match_nor_score():
     expected = 100.0 * (split.test_indices.size - 1) / split.test_indices.size
     assert ev.evaluate(X, ds, split)["accuracy"] == pytest.approx(expected)
     assert split.info["empty_samples"]["test_counted_wrong"] == 1
+
+
+def _toy_with_official(official):
+    from lfabench.dataset import Dataset
+
+    labels = np.repeat(np.arange(3), 10)
+    return Dataset(name="toy", task="classification", sample_ids=[f"s{i}" for i in range(30)], labels=labels,
+                   images=[np.zeros((2, 2))] * 30, official_split=official)
+
+
+def test_an_official_split_is_used_by_default_and_the_seeded_one_on_request():
+    KNN = get_plugin("evaluator", "knn")
+    official = (np.arange(0, 30, 2)[::-1], np.arange(1, 30, 2))      # even ids train, odd ids test
+    ds = _toy_with_official(official)
+    for seed in (0, 3):
+        split = KNN().split(ds, seed)
+        np.testing.assert_array_equal(split.train_indices, np.arange(0, 30, 2))
+        np.testing.assert_array_equal(split.test_indices, np.arange(1, 30, 2))
+        assert split.info["protocol"] == "official" and "test_fraction" not in split.info
+    forced = KNN(split_protocol="stratified").split(ds, 3)
+    train, test = stratified_split(ds.labels, 0.2, 3)
+    np.testing.assert_array_equal(forced.train_indices, train)
+    np.testing.assert_array_equal(forced.test_indices, test)
+    assert forced.info["protocol"] == "stratified" and forced.info["test_fraction"] == 0.2
+
+
+def test_official_split_required_but_absent_names_the_dataset():
+    KNN = get_plugin("evaluator", "knn")
+    with pytest.raises(ValueError, match="'toy' publishes no official split"):
+        KNN(split_protocol="official").split(_toy_with_official(None), 0)
+    with pytest.raises(ValueError, match="split_protocol must be one of"):
+        KNN(split_protocol="random")
+
+
+def test_split_protocol_is_opt_in_so_existing_run_keys_stay():
+    from lfabench.cli.run import plugin_config
+    from lfabench.registry import get_registry
+
+    (spec,) = [s for s in get_registry().specs() if s.kind == "evaluator" and s.name == "knn"]
+    assert "split_protocol" not in plugin_config(spec)["params"]
+    assert {"k", "metric", "test_fraction", "labelled_fraction"} <= set(plugin_config(spec)["params"])
