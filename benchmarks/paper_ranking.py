@@ -1,0 +1,107 @@
+"""Where a committed board's ranking agrees or disagrees with the paper's, pair by pair, with p-values.
+
+Reads a board's per-seed CSV (``<name>-runs.csv``, written by ``lfabench leaderboard`` from the records)
+and the paper's numbers (``lfabench/leaderboard/paper_results.csv``). For every paper table the board
+covers (dataset, descriptor, metric) it prints:
+
+* Kendall's tau between the paper's and lfabench's orders of the methods both have;
+* for every pair of those methods, in the paper's order (``a`` above ``b`` in the paper): the paper's
+  difference, lfabench's mean difference over the seeds both have, the paired two-sided exact Wilcoxon
+  signed-rank p (:func:`lfabench.evaluation.paired_wilcoxon_p`; "n/a" below 6 pairs, where it cannot
+  reach 0.05), and a verdict: ``agrees`` (same sign), ``disagrees`` (opposite sign, p < 0.05) or
+  ``n.s.`` (opposite sign, not significant).
+
+A method with several settings is represented by the one with the most seeds (then the best mean), as
+in the board's "Paper vs lfabench" section.
+
+Usage::
+
+    .venv/bin/python benchmarks/paper_ranking.py leaderboards/scene15/scene15-runs.csv [--markdown]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+
+import numpy as np
+import pandas as pd
+from scipy.stats import kendalltau
+
+from lfabench.evaluation import paired_wilcoxon_p
+from lfabench.leaderboard.paper import EVALUATOR_OF, paper_results
+
+MIN_PAIRS = 6
+
+
+def per_method(runs: pd.DataFrame) -> pd.DataFrame:
+    """One setting per base method (most seeds, then best mean): rows (method, seed, value)."""
+    runs = runs.assign(method=runs["aggregator"].str.split("[", n=1, regex=False).str[0])
+    stats = runs.groupby(["method", "setting"])["value"].agg(["count", "mean"]).reset_index()
+    chosen = stats.sort_values(["count", "mean"], ascending=False).drop_duplicates("method")
+    keep = runs.merge(chosen[["method", "setting"]], on=["method", "setting"])
+    return keep.groupby(["method", "seed"], as_index=False)["value"].mean()
+
+
+def compare(runs: pd.DataFrame, paper: pd.DataFrame) -> tuple[list[dict], list[dict]]:
+    """(one summary row per covered paper table, one row per method pair)."""
+    tables, pairs = [], []
+    for (dataset, descriptor, metric), rows in paper.groupby(["dataset", "descriptor", "metric"], sort=True):
+        if metric not in EVALUATOR_OF:
+            continue
+        sub = runs[(runs["dataset"] == dataset) & (runs["descriptor"] == descriptor) & (runs["metric"] == metric)
+                   & (runs["evaluator"] == EVALUATOR_OF[metric])]
+        if sub.empty:
+            continue
+        scores = per_method(sub)
+        means = scores.groupby("method")["value"].mean()
+        both = rows[rows["method"].isin(means.index)].sort_values("value", ascending=False)
+        if len(both) < 2:
+            continue
+        tau, tau_p = kendalltau(both["value"].to_numpy(), means[both["method"]].to_numpy())
+        tables.append({"table": f"{dataset} / {descriptor} / {metric}", "methods": len(both),
+                       "kendall_tau": tau, "tau_p": tau_p})
+        paper_value = both.set_index("method")["value"]
+        for a, b in itertools.combinations(both["method"], 2):
+            sa = scores[scores["method"] == a].set_index("seed")["value"]
+            sb = scores[scores["method"] == b].set_index("seed")["value"]
+            shared = sa.index.intersection(sb.index)
+            diff = float((sa[shared] - sb[shared]).mean()) if len(shared) else float("nan")
+            p = (paired_wilcoxon_p(sa[shared].to_numpy(), sb[shared].to_numpy())
+                 if len(shared) >= MIN_PAIRS else float("nan"))
+            if not np.isfinite(diff):
+                verdict = "no shared seeds"
+            elif diff > 0:
+                verdict = "agrees"
+            else:
+                verdict = "disagrees" if np.isfinite(p) and p < 0.05 else "n.s."
+            pairs.append({"table": f"{dataset} / {descriptor} / {metric}", "paper above": a, "paper below": b,
+                          "paper diff": round(float(paper_value[a] - paper_value[b]), 2),
+                          "lfabench diff": round(diff, 2), "pairs": len(shared),
+                          "p": "n/a" if not np.isfinite(p) else f"{p:.4f}", "verdict": verdict})
+    return tables, pairs
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("runs_csv", help="a board's <name>-runs.csv")
+    parser.add_argument("--markdown", action="store_true", help="print Markdown tables")
+    args = parser.parse_args(argv)
+    tables, pairs = compare(pd.read_csv(args.runs_csv), paper_results())
+    if not tables:
+        print("the board covers no paper table with two or more of the paper's methods")
+        return
+    t, p = pd.DataFrame(tables), pd.DataFrame(pairs)
+    counts = p.groupby(["table", "verdict"]).size().unstack(fill_value=0)
+    if args.markdown:
+        print(t.to_markdown(index=False, floatfmt=".3f"), "\n")
+        print(counts.to_markdown(), "\n")
+        print(p.to_markdown(index=False))
+    else:
+        print(t.to_string(index=False, float_format=lambda v: f"{v:.3f}"), "\n")
+        print(counts.to_string(), "\n")
+        print(p.to_string(index=False))
+
+
+if __name__ == "__main__":
+    main()
