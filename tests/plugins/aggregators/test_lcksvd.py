@@ -22,8 +22,39 @@ def test_batch_omp_matches_sklearn(T):
     D = normalize_atoms(rng.normal(size=(30, 16)))
     Y = rng.normal(size=(200, 16))
     want = orthogonal_mp(D.T, Y.T, n_nonzero_coefs=T).T
-    # T = 16 = p: a full-rank fit, where the 1e-10 ridge guard moves some coefficients by ~1e-8 relative 1e-6
     np.testing.assert_allclose(batch_omp(Y, D, T, chunk=64), want, rtol=1e-6, atol=1e-8)
+
+
+def test_batch_omp_stops_where_sklearn_stops_on_represented_signals_and_dependent_atoms():
+    """Signals that are atoms or pairs of atoms, duplicate atoms: scikit-learn stops early (with a warning);
+    so must Batch-OMP, with the same codes."""
+    rng = np.random.default_rng(0)
+    atoms = normalize_atoms(rng.normal(size=(12, 6)))
+    D = np.vstack([atoms, atoms[:3]])                               # exact duplicates
+    pairs = rng.integers(0, 12, size=(20, 2))
+    Y = np.vstack([3.0 * atoms[:8], atoms[pairs[:, 0]] + 2.0 * atoms[pairs[:, 1]], rng.normal(size=(20, 6)),
+                   np.zeros((2, 6))])
+    with pytest.warns(RuntimeWarning, match="prematurely"):
+        want = orthogonal_mp(D.T, Y.T, n_nonzero_coefs=6).T
+    got = batch_omp(Y, D, 6, chunk=16)
+
+    def merged(codes):  # a duplicate pair ties exactly; rounding may pick either copy, in both implementations
+        return np.hstack([codes[:, :3] + codes[:, 12:], codes[:, 3:12]])
+
+    np.testing.assert_allclose(merged(got), merged(want), rtol=1e-6, atol=1e-8)
+    assert (np.count_nonzero(got[:8], axis=1) == 1).all()           # an atom's multiple stops after one step
+
+
+def test_ksvd_on_low_dimensional_signals_stays_finite():
+    """More atoms than dimensions (LC-KSVD2's per-class start on 3x3 digits patches overflowed before)."""
+    rng = np.random.default_rng(1)
+    Y = np.clip(rng.normal(size=(400, 9)).round(), 0, None) * 4.0     # sparse, integer-valued 3x3 patches
+    Y = Y[np.einsum("ij,ij->i", Y, Y) > 0]
+    with np.errstate(over="raise", invalid="raise"):
+        D, curve = ksvd(Y, Y[:45], 9, 5, progress=False)
+    assert np.isfinite(D).all() and np.isfinite(curve).all()
+    # 9 atoms per signal in 9 dimensions represent every signal exactly: the error is rounding only
+    assert max(curve) < 1e-12 * np.mean(np.einsum("ij,ij->i", Y, Y))
 
 
 def test_ksvd_objective_decreases():
