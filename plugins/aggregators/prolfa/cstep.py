@@ -195,6 +195,14 @@ def c_step(pb: Problem, W: np.ndarray, H: np.ndarray, ws: WorkingSet, base: np.n
     N = pb.n_descriptors
     grad = gradient_entries(pb, H, ws.rows, ws.cols, Xw=ws.Xw) + corr
     t = max(float(t_init), t_min) if backtracking else t_min
+    if backtracking and curvature > 0 and not exclusive:
+        # q(D) >= curvature ||D||^2 (quadratic_term is a sum of squares), so every t above
+        # 1 / (2 curvature) fails the descent test whatever D is: halve past those trials without
+        # evaluating them (same accepted step, one wasted projection and X^T D product fewer; the
+        # ADMM C-step's doubled trial 2t exceeds 1/mu on every call of the embedded digits fit)
+        sure_fail = (1.0 + 1e-6) / (2.0 * curvature)
+        while t > t_min and t > sure_fail:
+            t = max(t / 2.0, t_min)
     n_trials = 0
     empty = np.empty(0, np.int64), np.empty(0)
     while True:

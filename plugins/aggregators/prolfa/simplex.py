@@ -91,6 +91,11 @@ def project_columns_top(V: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray, 
     return r.astype(np.int64), c.astype(np.int64), v
 
 
+#: Up to this many entries one ``np.lexsort`` is cheaper than the two sorts below (3 µs against 7 µs at 200
+#: entries; the moon.mat fit makes ~2,400 projections of ~40 entries); same order, ties included.
+SMALL_LEXSORT = 512
+
+
 def _column_segments(cols, values, n_cols: int, caller: str):
     """Candidate entries grouped by column: ``(cols, values, counts, starts, order)``, ``order`` sorting by
     column then descending value (float64 values: the cumulative sums need it)."""
@@ -100,6 +105,8 @@ def _column_segments(cols, values, n_cols: int, caller: str):
     if counts.size != n_cols or np.any(counts == 0):
         raise ValueError(f"{caller}: every column needs at least one candidate")
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    if v.size <= SMALL_LEXSORT:
+        return cols, v, counts, starts, np.lexsort((-v, cols))
     # np.lexsort((-v, cols)) by two cheaper sorts (3-4x faster at 3k-90k entries): the stable rank
     # of -v (ties by position, as lexsort), then one sort of the unique integer keys col * n + rank
     rank = np.empty(v.size, dtype=np.int64)
@@ -128,7 +135,11 @@ def project_segments(cols: np.ndarray, values: np.ndarray, n_cols: int) -> tuple
         long as every left-out entry is ``<= tau`` (the caller checks this).
     """
     cols, v, counts, starts, order = _column_segments(cols, values, n_cols, "project_segments")
-    u = v[order]
+    return _project_sorted(cols, v, v[order], counts, starts)
+
+
+def _project_sorted(cols, v, u, counts, starts) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`project_segments` given each column's values ``u`` sorted descending (``counts``/``starts``)."""
     css = np.cumsum(u)
     before = np.concatenate([[0.0], css])[starts]           # cumulative sum preceding each column
     seg_css = css - np.repeat(before, counts)
@@ -176,7 +187,12 @@ def project_segments_sparse(cols: np.ndarray, values: np.ndarray, n_cols: int,
     at_k = rank == k - 1
     kth[cols[at_k]] = v[at_k]
     out = np.zeros(v.size)
-    out_keep, tau = project_segments(cols[keep], v[keep], n_cols)
+    # the kept entries in sorted order are the sorted order's entries of rank < k: no second sort
+    u = v[order]
+    u_keep = u[rank[order] < k]
+    k_counts = np.minimum(counts, k)
+    k_starts = np.concatenate([[0], np.cumsum(k_counts)[:-1]])
+    out_keep, tau = _project_sorted(cols[keep], v[keep], u_keep, k_counts, k_starts)
     out[keep] = out_keep
     return out, tau, kth
 

@@ -418,11 +418,12 @@ def test_scale_multiplies_descriptors_at_fit_and_transform():
         ProLFA(scale="big").fit(bags, y)
 
 
-@pytest.mark.parametrize("seed", [0, 4])
+@pytest.mark.parametrize("seed", [0, 1, 4])
 def test_demo_lambda1_keeps_largest_weight_descriptors_distinct_on_unit_scale_data(seed):
     """The paper's diversity claim with the demo's lambda1 = 2 on a 750-descriptor problem of unit-scale
     (l2) descriptors, k = 4: no two prototypes share their largest-weight descriptor. (On raw-scale
-    descriptors the fit terms dwarf lambda1 E and the minimiser of J does share: see the issue-12 note.)"""
+    descriptors the fit terms dwarf lambda1 E and the minimiser of J does share: docs/prolfa-performance.md,
+    "Diversity".) These fits run 57-264 outer iterations, so the claim is checked after real moves."""
     rng = np.random.default_rng(seed)
     centres = rng.normal(scale=2, size=(3, 8))
     bags = Bags.from_list([centres[i % 3] + rng.normal(size=(15, 8)) for i in range(50)]).astype(np.float64)
