@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Regenerate the Fifteen Scene board (leaderboards/scene15/) from lfabench run records.
 #
-#   bash leaderboards/scene15/regenerate.sh            # from the repository root, lfabench installed
+#   pip install -e ".[launchers]"                      # the joblib launcher runs JOBS runs at once
+#   bash leaderboards/scene15/regenerate.sh            # from the repository root
 #
 # Resumable: every run writes its record under $SWEEP; rerunning this script skips each (setting, seed)
 # that already has a complete record, so an interrupted regeneration finishes where it stopped. The
