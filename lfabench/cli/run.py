@@ -177,7 +177,9 @@ def task(cfg) -> None:
     from ..dataset import DatasetNotFoundError
     from ..resume import complete_record
     from ..run import format_summary, run_benchmark
+    from .orphans import exit_with_sweep
 
+    exit_with_sweep()  # in a launcher's worker: end with the sweep, never run on as an orphan
     logging.getLogger("faiss.loader").setLevel(logging.WARNING)
     run_dir = HydraConfig.get().runtime.output_dir
     config = OmegaConf.to_container(cfg, resolve=True)
@@ -210,11 +212,25 @@ def task(cfg) -> None:
     print(format_summary(record), flush=True)
 
 
+def _watch_sweep_from_import() -> None:
+    # A launcher's worker imports this module when it unpickles ``task``: watch the sweep from then on,
+    # not only from the first job (a worker between import and job would otherwise outlive a SIGKILLed sweep).
+    from .orphans import exit_with_sweep
+
+    exit_with_sweep()
+
+
+_watch_sweep_from_import()
+
+
 def main(argv: list[str]) -> None:
     """Run Hydra on ``argv`` (overrides and Hydra flags, exactly as Hydra takes them)."""
     import hydra
 
+    from .orphans import mark_sweep_process
+
     check_group_overrides(argv)
+    mark_sweep_process()
     register_plugin_configs()
     register_primary_config()
 
