@@ -49,22 +49,11 @@ def test_joblib_launcher_runs_the_sweep_in_parallel_processes(tmp_path):
     assert again.count("skipped, complete record") == 4 and len(_records(tmp_path)) == 4
 
 
-def _children(pid: int) -> list[int]:
-    """Processes whose parent is ``pid`` (from /proc)."""
-    kids = []
-    for entry in Path("/proc").iterdir():
-        try:
-            if entry.name.isdigit() and int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
-                kids.append(int(entry.name))
-        except (OSError, ValueError, IndexError):
-            continue
-    return kids
-
-
 def test_killing_a_joblib_sweep_ends_its_workers(tmp_path):
     """SIGTERM reaches the sweep's main process only; its loky workers must not run on as orphans
     (before lfabench.cli.orphans they finished their run, wrote its record and then idled forever)."""
     from conftest import process_alive
+    from lfabench.cli.orphans import children
 
     _need("hydra_plugins.hydra_joblib_launcher")
     env = dict(os.environ, LFABENCH_CACHE=str(tmp_path / "cache"), LFABENCH_N_JOBS="1", OMP_NUM_THREADS="1")
@@ -76,7 +65,7 @@ def test_killing_a_joblib_sweep_ends_its_workers(tmp_path):
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and proc.poll() is None:
-            workers = [k for k in _children(proc.pid) if b"popen_loky" in Path(f"/proc/{k}/cmdline").read_bytes()]
+            workers = [k for k in children(proc.pid) if b"popen_loky" in Path(f"/proc/{k}/cmdline").read_bytes()]
             if len(workers) == 2 and len(list(tmp_path.glob("lfabench_multirun/*/*/lfabench.log"))) >= 2:
                 break                                                  # both workers are running a job
             time.sleep(0.2)
