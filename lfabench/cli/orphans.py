@@ -9,7 +9,7 @@ whole foreground process group).
 :func:`mark_sweep_process` (the sweep's main process) records its pid in the environment, which workers
 inherit, and installs a SIGTERM handler that sends SIGTERM to the process's children (idle workers, and
 workers still starting, included) before it exits with status 143, as the default action would.
-:func:`exit_with_sweep`, called by every job and when a worker imports ``lfabench.cli.run``, starts (once
+:func:`exit_with_sweep`, called when a worker imports ``lfabench.cli.run`` (before its first job), starts (once
 per worker process) a daemon thread that polls the worker's parent once a second and ends the worker the
 moment it is no longer the process it started under: this covers a sweep killed by SIGKILL, which no
 handler sees. Child processes of the worker (``isolate=process``) die with it through their own

@@ -18,6 +18,7 @@ from pathlib import Path
 from ..plugin import KINDS
 from ..registry import config_search_paths, get_registry, unknown_message
 from ..resume import register_resolver
+from .orphans import exit_with_sweep, mark_sweep_process
 
 CONFIG_PACKAGE = "lfabench_conf"
 
@@ -177,9 +178,7 @@ def task(cfg) -> None:
     from ..dataset import DatasetNotFoundError
     from ..resume import complete_record
     from ..run import format_summary, run_benchmark
-    from .orphans import exit_with_sweep
 
-    exit_with_sweep()  # in a launcher's worker: end with the sweep, never run on as an orphan
     logging.getLogger("faiss.loader").setLevel(logging.WARNING)
     run_dir = HydraConfig.get().runtime.output_dir
     config = OmegaConf.to_container(cfg, resolve=True)
@@ -212,22 +211,14 @@ def task(cfg) -> None:
     print(format_summary(record), flush=True)
 
 
-def _watch_sweep_from_import() -> None:
-    # A launcher's worker imports this module when it unpickles ``task``: watch the sweep from then on,
-    # not only from the first job (a worker between import and job would otherwise outlive a SIGKILLed sweep).
-    from .orphans import exit_with_sweep
-
-    exit_with_sweep()
-
-
-_watch_sweep_from_import()
+# A launcher's worker imports this module when it unpickles ``task``, before its first job: from then on it
+# ends with the sweep (a no-op in the sweep's own process and outside sweeps; lfabench.cli.orphans).
+exit_with_sweep()
 
 
 def main(argv: list[str]) -> None:
     """Run Hydra on ``argv`` (overrides and Hydra flags, exactly as Hydra takes them)."""
     import hydra
-
-    from .orphans import mark_sweep_process
 
     check_group_overrides(argv)
     mark_sweep_process()
