@@ -20,7 +20,6 @@ that finished later.
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 from dataclasses import dataclass, field
@@ -91,14 +90,11 @@ def _machine_paths(value: Any, where: str = "") -> Iterable[tuple[str, str]]:
 
 
 def published_copy(record: dict, relocations: dict[str, str]) -> dict:
-    """The record as it is published: relocated paths, cache folder placeholder (``run_dir`` set by the caller)."""
-    rec = copy.deepcopy(record)
-    run_dir = rec.pop("run_dir", None)
-    rec = _relocate(rec, relocations)
+    """A new record with relocated paths and the cache folder placeholder (``run_dir`` is the caller's to set)."""
+    rec = _relocate(record, relocations)  # builds new dicts and lists: the record itself is left as it was
     extraction = (rec.get("descriptors") or {}).get("extraction") or {}
     if extraction.get("cache_dir"):
         extraction["cache_dir"] = CACHE_PLACEHOLDER
-    rec["run_dir"] = run_dir
     return rec
 
 
@@ -120,7 +116,7 @@ def publish_records(run_paths: Iterable[Path | str], board_dir: Path | str,
         group = path.parent.parent.name
         rel = Path(group) / f"{setting_key(rec.get('setting') or {}, rec.get('seed'))}_s{rec.get('seed')}"
         rec["run_dir"] = str(Path("records") / rel)
-        leftover = [f"{f} = {v}" for f, v in _machine_paths({k: v for k, v in rec.items() if k != "run_dir"})]
+        leftover = [f"{f} = {v}" for f, v in _machine_paths(rec)]
         if leftover:
             raise ValueError(f"{path}: would publish this machine's path(s) {'; '.join(leftover)}; "
                              f"map them with --relocate OLD=NEW")
