@@ -29,14 +29,14 @@ import pandas as pd
 from scipy.stats import kendalltau
 
 from lfabench.evaluation import paired_wilcoxon_p
-from lfabench.leaderboard.paper import EVALUATOR_OF, paper_results
+from lfabench.leaderboard.paper import EVALUATOR_OF, _base, paper_results
 
 MIN_PAIRS = 6
 
 
 def per_method(runs: pd.DataFrame) -> pd.DataFrame:
     """One setting per base method (most seeds, then best mean): rows (method, seed, value)."""
-    runs = runs.assign(method=runs["aggregator"].str.split("[", n=1, regex=False).str[0])
+    runs = runs.assign(method=runs["aggregator"].map(_base))  # the board's label without its [settings]
     stats = runs.groupby(["method", "setting"])["value"].agg(["count", "mean"]).reset_index()
     chosen = stats.sort_values(["count", "mean"], ascending=False).drop_duplicates("method")
     keep = runs.merge(chosen[["method", "setting"]], on=["method", "setting"])

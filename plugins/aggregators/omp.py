@@ -63,7 +63,6 @@ def batch_omp(Y: np.ndarray, D: np.ndarray, n_nonzero: int, chunk: int = 512) ->
             g_kk = G[k, k]
             if t == 0:
                 schur = g_kk
-                g = b = None
             else:
                 # block inverse of [[G_SS, g], [g^T, g_kk]] from G_SS^-1 (Schur complement s): O(t^2) per signal
                 g = np.take_along_axis(G_sel[:, :t], k[:, None, None], axis=2)[..., 0]      # [c, t] = G[S, k]

@@ -81,7 +81,7 @@ class KNN(Evaluator):
 
     def train_test(self, dataset: Dataset, seed: int) -> tuple[np.ndarray, np.ndarray, str]:
         """(train indices, test indices, protocol name) for ``dataset`` and ``seed`` (see the module docstring)."""
-        official = getattr(dataset, "official_split", None)
+        official = dataset.official_split
         if self.split_protocol == "official" and official is None:
             raise ValueError(f"knn: dataset {dataset.name!r} publishes no official split "
                              f"(split_protocol=official); use split_protocol=stratified")
