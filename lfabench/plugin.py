@@ -9,10 +9,12 @@ from typing import Any, Callable
 KINDS = ("aggregator", "descriptor", "dataset", "evaluator")
 
 
-def default_params(factory: Callable) -> dict[str, Any]:
+def default_params(factory: Callable, opt_in: tuple[str, ...] = ()) -> dict[str, Any]:
     """The keyword defaults of ``factory``'s signature (a class's ``__init__``).
 
-    Parameters without a default are left out; ``*args``/``**kwargs`` are ignored.
+    Parameters without a default are left out; ``*args``/``**kwargs`` are ignored. ``opt_in`` names
+    parameters to leave out too: a plugin passes the result as ``PluginSpec.defaults`` so that a parameter
+    added later stays out of the default config, and every existing run keeps its setting key.
     """
     try:
         sig = inspect.signature(factory)
@@ -20,7 +22,7 @@ def default_params(factory: Callable) -> dict[str, Any]:
         return {}
     out = {}
     for p in sig.parameters.values():
-        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or p.default is p.empty:
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or p.default is p.empty or p.name in opt_in:
             continue
         out[p.name] = p.default
     return out

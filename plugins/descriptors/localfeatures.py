@@ -67,7 +67,7 @@ def to_gray_uint8(image: np.ndarray) -> np.ndarray:
 
 def config_defaults(factory) -> dict:
     """``factory``'s keyword defaults without the opt-in parameters (:data:`OPT_IN_PARAMS`): its default config."""
-    return {k: v for k, v in default_params(factory).items() if k not in OPT_IN_PARAMS}
+    return default_params(factory, opt_in=OPT_IN_PARAMS)
 
 
 def check_long_side(plugin: str, long_side) -> int | None:

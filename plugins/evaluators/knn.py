@@ -135,7 +135,7 @@ class KNN(Evaluator):
 
 @hookimpl
 def lfabench_evaluators():
-    defaults = {k: v for k, v in default_params(KNN).items() if k != "split_protocol"}  # opt-in: keys unchanged
+    defaults = default_params(KNN, opt_in=("split_protocol",))  # opt-in: existing run keys unchanged
     return [PluginSpec("knn", KNN, "k-NN classification accuracy on a seeded stratified 80/20 split, or the "
                                    "dataset's official one (FAISS; euclidean, cosine, mahalanobis, minkowski)",
                        defaults=defaults)]
