@@ -12,6 +12,7 @@ One idea per module:
 * :mod:`.wstep` — the Sylvester W-step;
 * :mod:`.options` — the solver's options, one validated object;
 * :mod:`.solver` — the cBCD driver (Algorithms 1 and 2);
+* :mod:`.dense` — the same model with C held whole, on NumPy or a GPU (CuPy): ``backend="dense"``/``"cupy"``;
 * :mod:`.normalize` — descriptor normalisation;
 * :mod:`.dedup` — identical descriptors are one candidate (the rule and the row maps).
 

@@ -17,6 +17,7 @@ import numpy as np
 __all__ = ["SolverOptions"]
 
 STEPS = ("backtracking", "lipschitz")
+BACKENDS = ("sparse", "dense", "cupy")
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,11 @@ class SolverOptions:
         Exact candidate search on the first and then every ``search_every``-th outer iteration (>= 1).
     random_state : int, Generator, RandomState or None
         Seeds the one-hot start.
+    backend : {"sparse", "dense", "cupy"}
+        ``"sparse"`` (default): this module's solver, C sparse on working sets (CPU). ``"dense"`` /
+        ``"cupy"``: C held whole, on the CPU (NumPy; small problems) or an NVIDIA GPU (CuPy), by
+        projected-gradient C-steps with an exact line search (:mod:`.dense`; same J, same start,
+        same stopping rule; ``mu``, the ADMM, re-weighting and search options are unused there).
     """
 
     n_prototypes: int = 128
@@ -73,6 +79,7 @@ class SolverOptions:
     max_support: int | None = 4
     search_every: int = 8
     random_state: object = None
+    backend: str = "sparse"
 
     def __post_init__(self):
         for name in ("n_prototypes", "max_iter", "max_iter_admm", "max_iter_reweight", "n_candidates", "search_every"):
@@ -88,6 +95,8 @@ class SolverOptions:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)!r}")
         if not float(self.extrapolate) >= 1:
             raise ValueError(f"extrapolate must be >= 1, got {self.extrapolate!r}")
+        if self.backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {BACKENDS}, got {self.backend!r}")
         if self.step not in STEPS:
             raise ValueError(f"step must be one of {STEPS}, got {self.step!r}")
         if self.max_support is not None:

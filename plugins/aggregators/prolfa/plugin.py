@@ -29,6 +29,7 @@ from sklearn.utils.validation import check_is_fitted
 from lfabench import PluginSpec, hookimpl
 from lfabench.aggregate import Aggregator, PrototypeSupport, check_labels
 from lfabench.bags import Bags
+from lfabench.plugin import default_params
 
 from . import (
     Problem,
@@ -153,6 +154,12 @@ class ProLFA(Aggregator):
         i.e. the fit hardly shapes the prototypes.
     random_state : int, Generator or None
         Seeds the one-hot start (distinct random descriptors) and the feature map's sample.
+    backend : {"sparse", "dense", "cupy"}
+        Which solver minimises J (the model is the same; :class:`SolverOptions`). ``"sparse"``
+        (default): C sparse on working sets, on the CPU. ``"cupy"``: C whole on an NVIDIA GPU
+        (``pip install 'lfabench[gpu]'``), projected-gradient C-steps with an exact line search
+        (:mod:`lfabench_plugins.aggregators.prolfa.dense`); ``"dense"``: the same on the CPU with NumPy,
+        for small problems (it refuses ones over 4 GiB).
 
     Attributes
     ----------
@@ -189,7 +196,7 @@ class ProLFA(Aggregator):
                  normalize: str = "l2_centered", max_support: int | None = _S.max_support,
                  search_every: int = _S.search_every, feature_map: str = "linear", n_components: int = 1024,
                  gamma: float = 2.0, feature_map_fit_size: int = 20000, scale: float | str = 1.0,
-                 random_state=None):
+                 random_state=None, backend: str = "sparse"):
         self.n_prototypes = n_prototypes
         self.lambda1 = lambda1
         self.lambda2 = lambda2
@@ -213,6 +220,7 @@ class ProLFA(Aggregator):
         self.feature_map_fit_size = feature_map_fit_size
         self.scale = scale
         self.random_state = random_state
+        self.backend = backend
 
     def _check_params(self) -> SolverOptions:
         """Validate the model's own parameters and return the solver's options, built once from the rest."""
@@ -241,6 +249,28 @@ class ProLFA(Aggregator):
             log.warning("semi_prolfa: every training sample is labelled, so Semi-ProLFA equals ProLFA; set "
                         "the evaluator's labelled fraction (evaluator.params.labelled_fraction, e.g. 0.2) to "
                         "leave samples unlabelled")
+        pb, X, reps = self._problem(bags, Y, labelled, options)
+        Xc = pb.X
+        res = fit_prolfa(pb, options)
+        self.selection_ = res.selection if Xc is X else expand_rows(res.selection, reps, X.shape[0])
+        self.projection_ = res.projection
+        self.prototypes_ = res.prototypes
+        self.objective_history_ = np.asarray(res.objective_history)
+        self.n_iter_ = res.n_iter
+        self.converged_ = res.converged
+        # the objective J after each outer iteration (J at the start first): the run record's training curve
+        self.fit_info_ = dict(res.info, n_distinct_descriptors=int(reps.size),
+                              training_curve=[float(j) for j in res.objective_history],
+                              n_iter=int(res.n_iter), converged=bool(res.converged))
+        best = np.asarray(self.selection_.argmax(axis=0)).ravel().astype(np.int64)
+        sample = np.searchsorted(bags.offsets, best, side="right") - 1
+        self.prototype_indices_ = np.stack([sample, best - bags.offsets[sample]], axis=1)
+        return self
+
+    def _problem(self, bags: Bags, Y: np.ndarray, labelled: np.ndarray, options: SolverOptions):
+        """The fit's :class:`Problem` (descriptors normalised, lifted, centred and scaled; identical ones merged),
+        the ``(N, D)`` descriptors before merging and the rows kept (``reps``). Sets ``feature_map_``,
+        ``descriptor_mean_`` and ``scale_``."""
         Xn = normalize_descriptors(bags.descriptors, self.normalize)
         # the kernel's feature map: fitted on training descriptors only (after the per-descriptor
         # normalisation, before centring), stored, and applied identically at transform
@@ -262,22 +292,7 @@ class ProLFA(Aggregator):
                              f"distinct descriptors ({reps.size} of {X.shape[0]}, after normalize="
                              f"{self.normalize!r}); identical descriptors are one prototype candidate")
         Xc = X if reps.size == X.shape[0] else X[reps]
-        pb = Problem.build(Xc, Mu, Y[labelled], self.lambda1, self.lambda2)
-        res = fit_prolfa(pb, options)
-        self.selection_ = res.selection if Xc is X else expand_rows(res.selection, reps, X.shape[0])
-        self.projection_ = res.projection
-        self.prototypes_ = res.prototypes
-        self.objective_history_ = np.asarray(res.objective_history)
-        self.n_iter_ = res.n_iter
-        self.converged_ = res.converged
-        # the objective J after each outer iteration (J at the start first): the run record's training curve
-        self.fit_info_ = dict(res.info, n_distinct_descriptors=int(reps.size),
-                              training_curve=[float(j) for j in res.objective_history],
-                              n_iter=int(res.n_iter), converged=bool(res.converged))
-        best = np.asarray(self.selection_.argmax(axis=0)).ravel().astype(np.int64)
-        sample = np.searchsorted(bags.offsets, best, side="right") - 1
-        self.prototype_indices_ = np.stack([sample, best - bags.offsets[sample]], axis=1)
-        return self
+        return Problem.build(Xc, Mu, Y[labelled], self.lambda1, self.lambda2), X, reps
 
     #: How :meth:`prototype_support` ranks prototypes (``lfabench explain`` shows the heaviest first).
     WEIGHT_DEFINITION = ("||W[p, :]||_2, the Euclidean norm of prototype p's row of the learned regression W "
@@ -335,11 +350,15 @@ class SemiProLFA(ProLFA):
     semi_supervised = True
 
 
+#: Parameters added after records were published: out of the default config, so existing run keys hold.
+OPT_IN_PARAMS = ("backend",)
+
+
 @hookimpl
 def lfabench_aggregators():
     return [
         PluginSpec("prolfa", ProLFA, "ProLFA: supervised prototype selection by cBCD/ADMM, kernel-free and sparse "
-                   "(Zhang, Zhu & Zhao)"),
+                   "(Zhang, Zhu & Zhao)", defaults=default_params(ProLFA, opt_in=OPT_IN_PARAMS)),
         PluginSpec("semi_prolfa", SemiProLFA, "Semi-ProLFA: ProLFA with unlabelled samples (y=-1) as extra "
-                   "prototype candidates"),
+                   "prototype candidates", defaults=default_params(SemiProLFA, opt_in=OPT_IN_PARAMS)),
     ]

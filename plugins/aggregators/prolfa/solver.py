@@ -396,6 +396,10 @@ def fit_prolfa(pb: Problem, options: SolverOptions | None = None) -> ProLFAResul
     searched iteration: a small change on reused rows triggers a search.
     """
     opts = SolverOptions() if options is None else options
+    if opts.backend != "sparse":
+        from .dense import fit_dense
+
+        return fit_dense(pb, opts)
     N, dbar, ksup = pb.n_descriptors, opts.n_prototypes, opts.max_support
     X32 = pb.X if pb.X.dtype == np.float32 else np.ascontiguousarray(pb.X, dtype=np.float32)
     t_start = time.perf_counter()
