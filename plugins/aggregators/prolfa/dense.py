@@ -147,7 +147,7 @@ def _blocks(n_rows: int, n_cols: int):
 
 
 def _direction(pb: Problem, st: _DenseState, Hd, t: float, ksup: int | None, D):
-    """Fill ``D = Proj(C - t G) - C`` block by block; returns ``(a, dd, rho, U, s_max_terms)``: the linear
+    """Fill ``D = Proj(C - t G) - C`` block by block; returns ``(a, dd, rho, U, s_max)``: the linear
     coefficient ``<G, D>``, ``||D||^2``, the row sums of ``D``, ``X^T D`` (host) and, for the plain simplex,
     the largest feasible ``s`` (``inf`` when no entry decreases)."""
     xp, X, C = st.xp, st.X, st.C
