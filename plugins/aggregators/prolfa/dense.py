@@ -48,6 +48,7 @@ import scipy.sparse as sp
 
 from .options import SolverOptions
 from .problem import Problem, fit_loss, gradient_factor, quadratic_term
+from .result import ProLFAResult, one_hot_start
 from .wstep import solve_w
 
 __all__ = ["DENSE_BYTES_LIMIT", "array_namespace", "fit_dense", "project_columns_newton", "project_columns_topk"]
@@ -178,8 +179,6 @@ def _direction(pb: Problem, st: _DenseState, Hd, t: float, ksup: int | None, D):
 
 
 def _start(pb: Problem, opts: SolverOptions, xp, X):
-    from .solver import one_hot_start
-
     N, dbar = pb.n_descriptors, opts.n_prototypes
     keys, _ = one_hot_start(N, dbar, opts.rng())
     C = xp.zeros((N, dbar))
@@ -196,8 +195,6 @@ def fit_dense(pb: Problem, options: SolverOptions):
     import warnings
 
     from sklearn.exceptions import ConvergenceWarning
-
-    from .solver import ProLFAResult
 
     opts = options
     xp = array_namespace(opts.backend)

@@ -45,7 +45,7 @@ from __future__ import annotations
 import logging
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
@@ -53,8 +53,9 @@ from sklearn.exceptions import ConvergenceWarning
 
 from .cstep import CandidatesExhausted, c_step, gather_rows, working_set
 from .options import SolverOptions
+from .result import ProLFAResult, one_hot_start
 from .problem import Problem, exclusivity, fit_loss, gradient_factor, lipschitz_bound, objective, quadratic_term
-from .sparsecols import align, combine, from_csc, make_keys, split_keys, to_csc
+from .sparsecols import align, combine, from_csc, split_keys, to_csc
 from .wstep import solve_w
 from .zstep import reweighted_z_step
 
@@ -80,28 +81,6 @@ def _small_blas():
 
 #: Consecutive first-trial acceptances before the C-step tries a doubled step.
 GROW_AFTER = 1
-
-
-@dataclass
-class ProLFAResult:
-    selection: sp.csc_matrix          # (N, d̄) C, columns on the simplex
-    projection: np.ndarray            # (d̄, c) W
-    prototypes: np.ndarray            # (d, d̄) X^T C
-    objective_history: list[float]    # J at the start, then after every outer iteration
-    n_iter: int
-    converged: bool
-    info: dict = field(default_factory=dict)
-
-
-def one_hot_start(n_rows: int, n_cols: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Seeded one-hot columns on distinct rows (notes, pitfall 1): keys and unit values."""
-    if n_cols > n_rows:
-        raise ValueError(f"n_prototypes={n_cols} exceeds the number of descriptors N={n_rows}: the prototypes "
-                         f"cannot start on distinct descriptors; lower n_prototypes")
-    rows = rng.choice(n_rows, size=n_cols, replace=False)
-    keys = make_keys(rows, np.arange(n_cols), n_rows)
-    order = np.argsort(keys)
-    return keys[order], np.ones(n_cols)
 
 
 def line_search_weight(pb: Problem, W: np.ndarray, H: np.ndarray, C0: sp.csc_matrix, D: sp.csc_matrix,
