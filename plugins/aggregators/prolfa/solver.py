@@ -53,8 +53,8 @@ from sklearn.exceptions import ConvergenceWarning
 
 from .cstep import CandidatesExhausted, c_step, gather_rows, working_set
 from .options import SolverOptions
-from .result import ProLFAResult, one_hot_start
 from .problem import Problem, exclusivity, fit_loss, gradient_factor, lipschitz_bound, objective, quadratic_term
+from .result import ProLFAResult, one_hot_start
 from .sparsecols import align, combine, from_csc, split_keys, to_csc
 from .wstep import solve_w
 from .zstep import reweighted_z_step
@@ -373,6 +373,9 @@ def fit_prolfa(pb: Problem, options: SolverOptions | None = None) -> ProLFAResul
     searched rows (plus the current support), so their steps are exact on
     that set and still never raise ``J``. The stopping rule is only met on a
     searched iteration: a small change on reused rows triggers a search.
+
+    ``backend="dense"`` / ``"cupy"`` hands the fit to :func:`~lfabench_plugins.aggregators.prolfa.dense.fit_dense`
+    (C held whole, on NumPy or a GPU): same model, start and stopping rule, another route.
     """
     opts = SolverOptions() if options is None else options
     if opts.backend != "sparse":
