@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 import time
 import warnings
@@ -71,17 +72,14 @@ def _load_pack(max_images: int | None = None):
     return bags, labels
 
 
-class _Trajectory:
+class _Trajectory(logging.Handler):
     """Writes the dense solver's per-iteration log lines to a CSV as they come (a fit cut off by the
-    machine's time limit still leaves its trajectory)."""
+    machine's time limit still leaves its trajectory); a context manager that attaches it to the solver's logger."""
 
     def __init__(self, path: Path):
-        import logging
-
+        super().__init__(level=logging.DEBUG)
         self.path = path
         path.write_text("iteration,J,relative_change,s,t,wall_s\n")
-        self.handler = logging.Handler(level=logging.DEBUG)
-        self.handler.emit = self.emit
         self.logger = logging.getLogger("lfabench_plugins.aggregators.prolfa")
 
     def emit(self, record):
@@ -90,18 +88,12 @@ class _Trajectory:
                 fh.write(",".join(str(a) for a in record.args) + "\n")
 
     def __enter__(self):
-        self.logger.addHandler(self.handler)
-        self.logger.setLevel(logging_debug())
+        self.logger.addHandler(self)
+        self.logger.setLevel(logging.DEBUG)
         return self
 
     def __exit__(self, *exc):
-        self.logger.removeHandler(self.handler)
-
-
-def logging_debug() -> int:
-    import logging
-
-    return logging.DEBUG
+        self.logger.removeHandler(self)
 
 
 def _gpu_name() -> str:

@@ -42,12 +42,14 @@ from __future__ import annotations
 
 import logging
 import time
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
 
 from .options import SolverOptions
-from .problem import Problem, fit_loss, gradient_factor, quadratic_term
+from .problem import Problem, first_trial_step, fit_loss, gradient_factor, quadratic_term
 from .result import ProLFAResult, one_hot_start
 from .wstep import solve_w
 
@@ -142,6 +144,11 @@ class _DenseState:
         return float(self.xp.dot(self.r, self.r)) - self.c_sq
 
 
+def _objective(pb: Problem, st: _DenseState, W: np.ndarray) -> float:
+    """J (eq. "ModelRelax2") at the state's C and ``W``, from its prototypes, row sums and ``||C||^2``."""
+    return fit_loss(pb, st.P, W) + pb.lambda1 * st.exclusivity() + pb.lambda2 * float(np.sum(W * W))
+
+
 def _blocks(n_rows: int, n_cols: int):
     width = max(1, min(n_cols, BLOCK_BYTES // max(8 * n_rows, 1)))
     return [slice(s, min(s + width, n_cols)) for s in range(0, n_cols, width)]
@@ -192,10 +199,6 @@ def fit_dense(pb: Problem, options: SolverOptions):
     Returns a :class:`~lfabench_plugins.aggregators.prolfa.solver.ProLFAResult` (``selection`` sparse, on the
     host), the same object the sparse solver returns.
     """
-    import warnings
-
-    from sklearn.exceptions import ConvergenceWarning
-
     opts = options
     xp = array_namespace(opts.backend)
     N, dbar, ksup = pb.n_descriptors, opts.n_prototypes, opts.max_support
@@ -208,12 +211,10 @@ def fit_dense(pb: Problem, options: SolverOptions):
     X = xp.asarray(np.asarray(pb.X, dtype=np.float64))
     st = _start(pb, opts, xp, X)
     W = solve_w(pb, st.P)
-    J = fit_loss(pb, st.P, W) + pb.lambda1 * st.exclusivity() + pb.lambda2 * float(np.sum(W * W))
+    J = _objective(pb, st, W)
     history = [J]
     D = xp.empty_like(st.C)
-    # first trial: the inverse of the fit's curvature along a typical sparse move (as the sparse solver's)
-    sq_dist = 2.0 * float(np.trace(pb.Sc)) / max(N, 1)
-    t = 0.5 / (pb.top_mean_curvature * (np.linalg.norm(W, 2) ** 2 + 1.0) * sq_dist + 1e-300)
+    t = first_trial_step(pb, W)             # the sparse solver's first trial, without the ADMM penalty
     stats = {"backend": opts.backend, "steps": [], "line_search_s": [], "rejected_trials": 0}
     converged, rel, it = False, np.inf, 0
     for it in range(1, opts.max_iter + 1):
@@ -247,7 +248,7 @@ def fit_dense(pb: Problem, options: SolverOptions):
         if ksup is None or s > 0:
             t = dd / (2.0 * b) if b > 0 and dd > 0 else 2.0 * t
         W = solve_w(pb, st.P)
-        J_new = fit_loss(pb, st.P, W) + pb.lambda1 * st.exclusivity() + pb.lambda2 * float(np.sum(W * W))
+        J_new = _objective(pb, st, W)
         history.append(J_new)
         rel = abs(J - J_new) / max(abs(J), 1e-300)
         log.log(logging.INFO if it % 50 == 0 else logging.DEBUG,

@@ -250,9 +250,9 @@ class ProLFA(Aggregator):
                         "the evaluator's labelled fraction (evaluator.params.labelled_fraction, e.g. 0.2) to "
                         "leave samples unlabelled")
         pb, X, reps = self._problem(bags, Y, labelled, options)
-        Xc = pb.X
         res = fit_prolfa(pb, options)
-        self.selection_ = res.selection if Xc is X else expand_rows(res.selection, reps, X.shape[0])
+        merged = reps.size < X.shape[0]           # identical descriptors were merged into one candidate
+        self.selection_ = expand_rows(res.selection, reps, X.shape[0]) if merged else res.selection
         self.projection_ = res.projection
         self.prototypes_ = res.prototypes
         self.objective_history_ = np.asarray(res.objective_history)

@@ -28,7 +28,7 @@ import scipy.sparse as sp
 from .sparsecols import combine
 
 __all__ = ["Problem", "fit_loss", "exclusivity", "objective", "gradient_factor", "gradient_entries",
-           "quadratic_term", "lipschitz_bound"]
+           "quadratic_term", "lipschitz_bound", "first_trial_step"]
 
 
 @dataclass
@@ -168,3 +168,13 @@ def lipschitz_bound(pb: Problem, W: np.ndarray) -> float:
     lam = pb.scatter_curvature
     sigma = float(np.linalg.norm(W, 2)) if W.size else 0.0
     return 2.0 * max(lam, 0.0) * (sigma * sigma + 1.0)
+
+
+def first_trial_step(pb: Problem, W: np.ndarray, mu: float = 0.0) -> float:
+    """A C-step's first trial step: the inverse curvature of moving mass between two typical descriptors a, b
+    (a sparse move), ``0.5 / (lambda_max(T) (sigma_max(W)^2 + 1) ||x_a - x_b||^2 + mu)`` with the mean squared
+    distance ``2 tr(Sc) / N``; ``mu`` is the ADMM penalty of the C-Lagrangian (0 for a step on J itself).
+    Backtracking or a line search corrects it either way."""
+    sq_dist = 2.0 * float(np.trace(pb.Sc)) / max(pb.n_descriptors, 1)
+    curvature = pb.top_mean_curvature * (np.linalg.norm(W, 2) ** 2 + 1.0) * sq_dist + mu
+    return 0.5 / max(curvature, 1e-300)

@@ -53,7 +53,16 @@ from sklearn.exceptions import ConvergenceWarning
 
 from .cstep import CandidatesExhausted, c_step, gather_rows, working_set
 from .options import SolverOptions
-from .problem import Problem, exclusivity, fit_loss, gradient_factor, lipschitz_bound, objective, quadratic_term
+from .problem import (
+    Problem,
+    exclusivity,
+    first_trial_step,
+    fit_loss,
+    gradient_factor,
+    lipschitz_bound,
+    objective,
+    quadratic_term,
+)
 from .result import ProLFAResult, one_hot_start
 from .sparsecols import align, combine, from_csc, split_keys, to_csc
 from .wstep import solve_w
@@ -204,15 +213,6 @@ def _start(pb: Problem, opts: SolverOptions) -> _Iterate:
     P = pb.prototypes(C)
     W = solve_w(pb, P)
     return _Iterate(keys, c, c.copy(), np.zeros_like(c), C, P, W, objective(pb, C, W, P))
-
-
-def _first_trial_step(pb: Problem, W: np.ndarray, mu: float) -> float:
-    """The first backtracking trial: the curvature of moving mass between two typical descriptors a, b
-    (a sparse move), ``lambda_max(T) (sigma_max(W)^2 + 1) ||x_a - x_b||^2`` with the mean squared
-    distance ``2 tr(Sc) / N``; backtracking corrects it either way."""
-    sq_dist = 2.0 * float(np.trace(pb.Sc)) / max(pb.n_descriptors, 1)
-    t_top = pb.top_mean_curvature
-    return 0.5 / (t_top * (np.linalg.norm(W, 2) ** 2 + 1.0) * sq_dist + mu)
 
 
 def _candidate_rows(pb: Problem, X32: np.ndarray, H_k: np.ndarray, cur: _Iterate, search: _Search, it: int,
@@ -399,7 +399,7 @@ def fit_prolfa(pb: Problem, options: SolverOptions | None = None) -> ProLFAResul
         H_k = gradient_factor(pb, cur.P, W)
         t_min = 1.0 / (lipschitz_bound(pb, W) + opts.mu)
         if t_step[0] is None:
-            t_step[0] = _first_trial_step(pb, W, opts.mu)
+            t_step[0] = first_trial_step(pb, W, opts.mu)
         while True:
             # 1. candidate rows
             ws, search_now = _candidate_rows(pb, X32, H_k, cur, search, it, opts, stats)
