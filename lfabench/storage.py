@@ -89,6 +89,35 @@ def save_npz_atomic(path: Path | str, arrays: dict[str, np.ndarray]) -> None:
         np.savez(fh, **arrays)
 
 
+@contextmanager
+def file_lock(path: Path | str, *, wait: bool) -> Iterator[Any]:
+    """Hold an exclusive ``fcntl.flock`` on ``path`` (created, with its folder) for the block.
+
+    Yields the open lock file (text, read-write) once the lock is held. With ``wait=False`` it yields
+    ``None`` at once when another process holds the lock, and the caller must not do the locked work.
+    The operating system releases the lock when its holder exits, killed or not, so a crash never
+    leaves a stale lock; the file itself is kept (removing a file others may wait on breaks the
+    exclusion). Where ``fcntl`` is missing (Windows) no lock is taken and the file is yielded as if held.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+") as fh:
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - not POSIX
+            yield fh
+            return
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield None
+            return
+        try:
+            yield fh
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
 def cache_root() -> Path:
     """The cache directory (not created)."""
     if os.environ.get("LFABENCH_CACHE"):
@@ -158,19 +187,8 @@ class ArrayCache:
         Where ``fcntl`` is missing (Windows) this is a no-op and concurrent runs compute twice,
         safely (every file is written atomically).
         """
-        try:
-            import fcntl
-        except ImportError:  # pragma: no cover - not POSIX
+        with file_lock(self.root / ".locks" / f"{name}.lock", wait=True):
             yield
-            return
-        folder = self.root / ".locks"
-        folder.mkdir(parents=True, exist_ok=True)
-        with open(folder / f"{name}.lock", "a") as fh:
-            fcntl.flock(fh, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(fh, fcntl.LOCK_UN)
 
     def entries(self) -> list[CacheEntry]:
         """Complete entries, sorted by name; a folder entry (e.g. resumable chunks) counts its files."""

@@ -170,17 +170,31 @@ def check_group_overrides(argv: list[str]) -> None:
 
 
 def task(cfg) -> None:
-    """One Hydra job: skip it when complete (resume), else run it; module-level so that launchers
-    running jobs in other processes (joblib, submitit, Ray) can pickle it by reference."""
+    """One Hydra job: skip it when another process is running it or when it is complete (resume), else
+    run it; module-level so that launchers running jobs in other processes (joblib, submitit, Ray) can
+    pickle it by reference."""
     from hydra.core.hydra_config import HydraConfig
+
+    from ..resume import claim_run
+
+    logging.getLogger("faiss.loader").setLevel(logging.WARNING)
+    run_dir = HydraConfig.get().runtime.output_dir
+    with claim_run(run_dir) as holder:
+        if holder is not None:  # a second sweep into the same folder: the first one is computing this run
+            print(f"lfabench run: skipped, in progress in {holder}: {run_dir} (that process writes its record)",
+                  flush=True)
+            return
+        _claimed_task(cfg, run_dir)
+
+
+def _claimed_task(cfg, run_dir: str) -> None:
+    """:func:`task` once this process holds ``run_dir``'s claim."""
     from omegaconf import OmegaConf
 
     from ..dataset import DatasetNotFoundError
     from ..resume import complete_record
     from ..run import format_summary, run_benchmark
 
-    logging.getLogger("faiss.loader").setLevel(logging.WARNING)
-    run_dir = HydraConfig.get().runtime.output_dir
     config = OmegaConf.to_container(cfg, resolve=True)
     setting = OmegaConf.to_container(cfg, resolve=False)
     done = None if cfg.get("force", False) else complete_record(run_dir, setting, config.get("seed"))

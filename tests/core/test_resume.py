@@ -38,3 +38,36 @@ def test_only_a_complete_record_of_the_same_setting_and_seed_counts(tmp_path):
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / "result.json").write_text("{not json")
     assert complete_record(tmp_path / "bad", SETTING, 0) is None
+
+
+def test_a_claimed_run_directory_is_refused_to_others_and_freed_when_its_holder_ends(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from lfabench.resume import claim_run
+
+    run_dir = tmp_path / "run"
+    with claim_run(run_dir) as mine:
+        assert mine is None
+        # flock claims taken through separate opens conflict even within one process
+        with claim_run(run_dir) as other:
+            assert other is not None and other.startswith(f"pid {os.getpid()} on ")
+    with claim_run(run_dir) as again:
+        assert again is None
+
+    # a holder killed with SIGKILL leaves no stale claim
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time\nfrom lfabench.resume import claim_run\n"
+        f"with claim_run({str(run_dir)!r}) as h:\n    print(h, flush=True)\n    time.sleep(60)\n")],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "None"
+        with claim_run(run_dir) as other:
+            assert other is not None and other.startswith(f"pid {holder.pid} on ")
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait()
+    with claim_run(run_dir) as after_kill:
+        assert after_kill is None

@@ -51,3 +51,33 @@ def test_killed_sweep_resumes_without_losing_or_duplicating_runs(tmp_path):
                      env={"LFABENCH_CACHE": str(tmp_path / "cache")}).stdout
     assert "skipped" not in forced and len(_records(tmp_path)) == 6
     assert len(list(tmp_path.glob("lfabench_multirun/**/result.previous-*.json"))) == 1
+
+
+def test_a_run_in_progress_in_another_process_is_skipped_and_its_record_left_alone(tmp_path):
+    from lfabench.resume import claim_run
+
+    env = {"LFABENCH_CACHE": str(tmp_path / "cache")}
+    one = [*SWEEP[:-1], "seed=0"]
+    run_cli(one, cwd=tmp_path, env=env)
+    (record,) = _records(tmp_path)
+    before = record.read_bytes()
+    with claim_run(record.parent):  # this test process plays the sweep that is computing the run
+        out = run_cli([*one, "force=true"], cwd=tmp_path, env=env).stdout
+    assert f"skipped, in progress in pid {os.getpid()} on " in out
+    assert record.read_bytes() == before and not list(tmp_path.glob("lfabench_multirun/**/result.previous-*.json"))
+    forced = run_cli([*one, "force=true"], cwd=tmp_path, env=env).stdout  # claim released: it runs
+    assert "skipped" not in forced and record.read_bytes() != before
+
+
+def test_two_sweeps_into_one_folder_compute_each_run_once(tmp_path):
+    env = dict(os.environ, HYDRA_FULL_ERROR="1", LFABENCH_CACHE=str(tmp_path / "cache"))
+    sweep = [*SWEEP[:-1], "seed=0,1,2,3"]
+    procs = [subprocess.Popen([sys.executable, "-m", "lfabench.cli", *sweep], cwd=tmp_path, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = [p.communicate(timeout=600) for p in procs]
+    assert all(p.returncode == 0 for p in procs), outs
+    stdout = "".join(out for out, _ in outs)
+    # each of the 4 runs is computed by exactly one sweep; the other skips it (in progress or complete)
+    assert stdout.count("  record: ") == 4, stdout
+    assert stdout.count("lfabench run: skipped, ") == 4, stdout
+    assert sorted(json.loads(p.read_text())["seed"] for p in _complete(tmp_path)) == [0, 1, 2, 3]
