@@ -1,6 +1,7 @@
 """Where a ProLFA fit's time goes, by phase of Algorithm 2 (cProfile), at paper scale or below.
 
-    flock /tmp/lfabench-bench.lock .venv/bin/python benchmarks/prolfa_profile.py [--dbar 4096] [--max-iter 24]
+    flock /tmp/lfabench-bench.lock .venv/bin/python benchmarks/prolfa_profile.py [--dbar 4096] [--max-iter 24] \
+        [--init cancelling]
 
 Fits ProLFA on the Scene-15 SIFT-90 training split (seed 0, 80/20) with the
 given settings and prints, per phase (candidate search, ADMM, safeguard /
@@ -25,6 +26,7 @@ from lfabench_plugins.evaluators.splits import stratified_split  # noqa: E402
 from lfabench_plugins.aggregators.prolfa.plugin import ProLFA  # noqa: E402
 
 PHASES = {
+    "start (init)": "start_selection",
     "candidate search (FAISS, working set)": "_candidate_rows",
     "ADMM: Z-step + C-step + dual": "_admm",
     "  of which Z-step": "reweighted_z_step",
@@ -42,12 +44,13 @@ def main():
     ap.add_argument("--max-iter", type=int, default=24)
     ap.add_argument("--max-support", type=int, default=4, help="0: the paper's plain simplex")
     ap.add_argument("--feature-map", default=None)
+    ap.add_argument("--init", default="one_hot", help="the solver's start: one_hot (default) or cancelling")
     args = ap.parse_args()
     bags, labels = scene15_sift(90)
     train_idx, _ = stratified_split(labels, 0.2, 0)
     train, y = bags.subset(train_idx), labels[train_idx]
     params = dict(n_prototypes=args.dbar, max_iter=args.max_iter, max_support=args.max_support or None,
-                  random_state=0)
+                  random_state=0, init=args.init)
     if args.feature_map:
         params["feature_map"] = args.feature_map
     est = ProLFA(**params)

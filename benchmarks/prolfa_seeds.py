@@ -10,6 +10,8 @@ signed-rank p is printed (with 6 seeds the smallest possible p is 1/32 = 0.031).
     flock /tmp/lfabench-bench.lock .venv/bin/python benchmarks/prolfa_seeds.py --dbar 1024 \\
         --param feature_map=nystroem_rbf --param n_components=1024 --param gamma=2 \\
         --baselines benchmarks/out/baselines_scene15_runs.csv --out prolfa_seeds_rbf
+    .venv/bin/python benchmarks/prolfa_seeds.py --param init=cancelling \
+        --baselines leaderboards/scene15/scene15-runs.csv --out prolfa_seeds_cancelling
 
 Writes ``benchmarks/out/<out>.csv`` after every seed.
 """
@@ -49,7 +51,12 @@ def paired(ours: dict, baselines_csv: str) -> None:
     by_method: dict[str, dict[int, float]] = {}
     with open(baselines_csv, newline="") as fh:
         for r in csv.DictReader(fh):
-            by_method.setdefault(r["method"], {})[int(r["seed"])] = float(r["accuracy"])
+            if "aggregator" in r:     # a board's per-seed CSV (one setting per method, as on the scene15 board)
+                if r["descriptor"] != "sift" or r["metric"] != "accuracy":
+                    continue
+                by_method.setdefault(r["aggregator"], {})[int(r["seed"])] = float(r["value"])
+            else:
+                by_method.setdefault(r["method"], {})[int(r["seed"])] = float(r["accuracy"])
     print("| method | seeds | baseline mean | ProLFA mean | mean difference | exact Wilcoxon p (two-sided) |")
     print("|---|---|---|---|---|---|")
     for method, accs in sorted(by_method.items()):
@@ -67,7 +74,8 @@ def main():
     ap.add_argument("--seeds", type=int, nargs="*", default=[0, 1, 2, 3, 4, 5])
     ap.add_argument("--dbar", type=int, default=4096)
     ap.add_argument("--param", action="append", default=[], help="ProLFA parameter KEY=VALUE (repeatable)")
-    ap.add_argument("--baselines", default=None, help="per-seed baseline CSV (method,seed,accuracy,...)")
+    ap.add_argument("--baselines", default=None, help="per-seed baseline CSV (method,seed,accuracy,...), or a "
+                    "board's per-seed CSV such as leaderboards/scene15/scene15-runs.csv (its SIFT rows)")
     ap.add_argument("--out", default="prolfa_seeds")
     args = ap.parse_args()
     params = dict(parse_param(p) for p in args.param)
@@ -80,14 +88,14 @@ def main():
         train, test = bags.subset(tr), bags.subset(te)
         est = ProLFA(n_prototypes=args.dbar, random_state=seed, **params)
         load = os.getloadavg()[0]
-        t0 = time.perf_counter()
+        t0, cpu0 = time.perf_counter(), time.process_time()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             est.fit(train, labels[tr])
-        seconds = time.perf_counter() - t0
+        seconds, cpu_seconds = time.perf_counter() - t0, time.process_time() - cpu0
         acc = one_nn_accuracy(est.transform(train), labels[tr], est.transform(test), labels[te])
         ours[seed] = acc
-        row = dict(seed=seed, accuracy=round(acc, 2), seconds=round(seconds, 1), iterations=est.n_iter_,
+        row = dict(seed=seed, accuracy=round(acc, 2), seconds=round(seconds, 1), cpu_seconds=round(cpu_seconds, 1), iterations=est.n_iter_,
                    converged=bool(est.converged_), objective=float(est.objective_history_[-1]),
                    peak_rss_mb=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1),
                    load_before=round(load, 2), load_after=round(os.getloadavg()[0], 2),

@@ -12,6 +12,7 @@ One idea per module:
 * :mod:`.wstep` — the Sylvester W-step;
 * :mod:`.options` — the solver's options, one validated object;
 * :mod:`.result` — what every solver shares: the seeded one-hot start and the result;
+* :mod:`.start` — the starting selection (``init``: one-hot, or cancelling descriptors);
 * :mod:`.solver` — the cBCD driver (Algorithms 1 and 2);
 * :mod:`.dense` — the same model with C held whole, on NumPy or a GPU (CuPy): ``backend="dense"``/``"cupy"``;
 * :mod:`.normalize` — descriptor normalisation;

@@ -1,7 +1,7 @@
 """A dense ProLFA solver on an array namespace: NumPy on the CPU, CuPy on an NVIDIA GPU.
 
 The same model as :func:`~lfabench_plugins.aggregators.prolfa.solver.fit_prolfa` (eq. "ModelRelax2",
-or "ModelSemi"), the same one-hot start, the same J and the same stopping rule (relative change of J
+or "ModelSemi"), the same start (``init``), the same J and the same stopping rule (relative change of J
 below ``tol``), by a different route: ``C`` is held whole, ``(N, d̄)`` in float64, and every outer
 iteration of the cBCD scheme (Algorithm 2) is
 
@@ -50,7 +50,8 @@ from sklearn.exceptions import ConvergenceWarning
 
 from .options import SolverOptions
 from .problem import Problem, first_trial_step, fit_loss, gradient_factor, quadratic_term
-from .result import ProLFAResult, one_hot_start
+from .result import ProLFAResult
+from .start import start_selection
 from .wstep import solve_w
 
 __all__ = ["DENSE_BYTES_LIMIT", "array_namespace", "fit_dense", "project_columns_newton", "project_columns_topk"]
@@ -187,10 +188,10 @@ def _direction(pb: Problem, st: _DenseState, Hd, t: float, ksup: int | None, D):
 
 def _start(pb: Problem, opts: SolverOptions, xp, X):
     N, dbar = pb.n_descriptors, opts.n_prototypes
-    keys, _ = one_hot_start(N, dbar, opts.rng())
+    keys, values, name = start_selection(pb, opts)
     C = xp.zeros((N, dbar))
-    C[xp.asarray(keys % N), xp.asarray(keys // N)] = 1.0
-    return _DenseState(xp, X, C)
+    C[xp.asarray(keys % N), xp.asarray(keys // N)] = xp.asarray(values)
+    return _DenseState(xp, X, C), name
 
 
 def fit_dense(pb: Problem, options: SolverOptions):
@@ -209,13 +210,13 @@ def fit_dense(pb: Problem, options: SolverOptions):
                           f"backend='sparse' (the default) or backend='cupy' on a GPU")
     t0 = time.perf_counter()
     X = xp.asarray(np.asarray(pb.X, dtype=np.float64))
-    st = _start(pb, opts, xp, X)
+    st, start_name = _start(pb, opts, xp, X)
     W = solve_w(pb, st.P)
     J = _objective(pb, st, W)
     history = [J]
     D = xp.empty_like(st.C)
     t = first_trial_step(pb, W)             # the sparse solver's first trial, without the ADMM penalty
-    stats = {"backend": opts.backend, "steps": [], "line_search_s": [], "rejected_trials": 0}
+    stats = {"backend": opts.backend, "start": start_name, "steps": [], "line_search_s": [], "rejected_trials": 0}
     converged, rel, it = False, np.inf, 0
     for it in range(1, opts.max_iter + 1):
         Hd = xp.asarray(gradient_factor(pb, st.P, W))

@@ -18,6 +18,7 @@ __all__ = ["SolverOptions"]
 
 STEPS = ("backtracking", "lipschitz")
 BACKENDS = ("sparse", "dense", "cupy")
+INITS = ("one_hot", "cancelling")
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,12 @@ class SolverOptions:
     search_every : int
         Exact candidate search on the first and then every ``search_every``-th outer iteration (>= 1).
     random_state : int, Generator, RandomState or None
-        Seeds the one-hot start.
+        Seeds the start (its anchor rows).
+    init : {"one_hot", "cancelling"}
+        The starting ``C`` (:mod:`.start`): ``"one_hot"`` (default) one seeded random descriptor per
+        prototype; ``"cancelling"`` up to ``max_support`` (4 without a cap) distinct descriptors per
+        prototype that cancel in the image means' metric, from the same seeded anchors. Same J, same
+        stopping rule.
     backend : {"sparse", "dense", "cupy"}
         ``"sparse"`` (default): this module's solver, C sparse on working sets (CPU). ``"dense"`` /
         ``"cupy"``: C held whole, on the CPU (NumPy; small problems) or an NVIDIA GPU (CuPy), by
@@ -80,6 +86,7 @@ class SolverOptions:
     search_every: int = 8
     random_state: object = None
     backend: str = "sparse"
+    init: str = "one_hot"
 
     def __post_init__(self):
         for name in ("n_prototypes", "max_iter", "max_iter_admm", "max_iter_reweight", "n_candidates", "search_every"):
@@ -97,6 +104,8 @@ class SolverOptions:
             raise ValueError(f"extrapolate must be >= 1, got {self.extrapolate!r}")
         if self.backend not in BACKENDS:
             raise ValueError(f"backend must be one of {BACKENDS}, got {self.backend!r}")
+        if self.init not in INITS:
+            raise ValueError(f"init must be one of {INITS}, got {self.init!r}")
         if self.step not in STEPS:
             raise ValueError(f"step must be one of {STEPS}, got {self.step!r}")
         if self.max_support is not None:

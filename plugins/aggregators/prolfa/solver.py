@@ -64,6 +64,7 @@ from .problem import (
     quadratic_term,
 )
 from .result import ProLFAResult, one_hot_start
+from .start import start_selection
 from .sparsecols import align, combine, from_csc, split_keys, to_csc
 from .wstep import solve_w
 from .zstep import reweighted_z_step
@@ -205,14 +206,15 @@ class _Search:
     confirm: bool = False     # the last change was below tol on reused rows: search and test again
 
 
-def _start(pb: Problem, opts: SolverOptions) -> _Iterate:
-    """Seeded one-hot ``C`` on distinct rows (notes, pitfall 1), ``Z = C``, ``Lambda = 0``, the optimal ``W``."""
+def _start(pb: Problem, opts: SolverOptions) -> tuple[_Iterate, str]:
+    """The seeded start ``C`` that ``opts.init`` names (:mod:`.start`), ``Z = C``, ``Lambda = 0``, the optimal
+    ``W``; and which start it is."""
     N, dbar = pb.n_descriptors, opts.n_prototypes
-    keys, c = one_hot_start(N, dbar, opts.rng())
+    keys, c, name = start_selection(pb, opts)
     C = to_csc(keys, c, N, dbar)
     P = pb.prototypes(C)
     W = solve_w(pb, P)
-    return _Iterate(keys, c, c.copy(), np.zeros_like(c), C, P, W, objective(pb, C, W, P))
+    return _Iterate(keys, c, c.copy(), np.zeros_like(c), C, P, W, objective(pb, C, W, P)), name
 
 
 def _candidate_rows(pb: Problem, X32: np.ndarray, H_k: np.ndarray, cur: _Iterate, search: _Search, it: int,
@@ -350,7 +352,7 @@ def fit_prolfa(pb: Problem, options: SolverOptions | None = None) -> ProLFAResul
     """Solve eq. "ModelRelax2" (or "ModelSemi": ``pb`` then holds only labelled means) by cBCD.
 
     ``options`` (:class:`SolverOptions`, defaults if None) says how. Algorithm 2, as written below:
-    from the one-hot start, repeat
+    from the seeded start (``opts.init``; :mod:`.start`), repeat
 
     1. candidate rows (the working set) for this iteration;
     2. Z-subproblem by ADMM (Algorithm 1: Z-step, C-step, dual update), warm-started;
@@ -385,14 +387,14 @@ def fit_prolfa(pb: Problem, options: SolverOptions | None = None) -> ProLFAResul
     N, dbar, ksup = pb.n_descriptors, opts.n_prototypes, opts.max_support
     X32 = pb.X if pb.X.dtype == np.float32 else np.ascontiguousarray(pb.X, dtype=np.float32)
     t_start = time.perf_counter()
-    cur = _start(pb, opts)
+    cur, start_name = _start(pb, opts)
     history = [cur.J]
     t_step = [None]
     # capped model: k_cand = max_support would put the k-th candidate on the search bound (every
     # column inexact); 4 max_support fresh rows per column keep most columns exact
     search = _Search(k_cand=opts.n_candidates if ksup is None else max(opts.n_candidates, 4 * ksup))
     converged, rel, it = False, np.inf, 0
-    stats = {"admm_iters": [], "line_search_s": [], "steps": [], "dense_columns": 0, "c_trials": 0,
+    stats = {"start": start_name, "admm_iters": [], "line_search_s": [], "steps": [], "dense_columns": 0, "c_trials": 0,
              "fallback_steps": 0, "searches": 0, "widened": 0, "search_s": 0.0, "searched_iterations": []}
     for it in range(1, opts.max_iter + 1):
         W = cur.W
