@@ -11,6 +11,7 @@ N = 316k, d̄ = 4096) within the paper's 1,023 s. Two measurements answer it:
   solution (non-zeros per column and in all): how the optimum's size grows with N.
 
     flock /tmp/lfabench-bench.lock .venv/bin/python benchmarks/prolfa_exact.py --trajectory --converged
+    .venv/bin/python benchmarks/prolfa_exact.py --trajectory --init cancelling --max-iter 200   # from the cancelling start
 
 Rows go to ``benchmarks/out/prolfa_exact_{trajectory,converged}.csv`` (rewritten after every row).
 """
@@ -26,7 +27,7 @@ import warnings
 import numpy as np
 
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
-from common import OUT, images_holding, scene15_sift, write_rows
+from common import OUT, images_holding, one_nn_accuracy, scene15_sift, write_rows
 
 from lfabench_plugins.aggregators.prolfa.plugin import ProLFA
 from lfabench_plugins.evaluators.splits import stratified_split
@@ -53,12 +54,12 @@ class IterationLog(logging.Handler):
         print(self.rows[-1], flush=True)
 
 
-def fit(bags, y, n_prototypes, max_iter, csv_path=None):
+def fit(bags, y, n_prototypes, max_iter, csv_path=None, init="one_hot"):
     logger = logging.getLogger("lfabench_plugins.aggregators.prolfa")
     handler = IterationLog(n_prototypes, csv_path)
     logger.addHandler(handler)
     logger.setLevel(logging.DEBUG)
-    est = ProLFA(n_prototypes=n_prototypes, max_support=None, max_iter=max_iter, random_state=0)
+    est = ProLFA(n_prototypes=n_prototypes, max_support=None, max_iter=max_iter, random_state=0, init=init)
     t0, c0 = time.perf_counter(), time.process_time()
     try:
         with warnings.catch_warnings():
@@ -76,10 +77,11 @@ def main():
     ap.add_argument("--converged", action="store_true", help="fits to convergence on nested subsets")
     ap.add_argument("--n", type=int, nargs="*", default=[5_000, 10_000, 20_000, 40_000])
     ap.add_argument("--dbar", type=int, default=256, help="d̄ of the --converged fits")
+    ap.add_argument("--init", default="one_hot", help="the solver's start for --trajectory: one_hot or cancelling")
     args = ap.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
     bags, labels = scene15_sift(90)
-    train_idx, _ = stratified_split(labels, 0.2, 0)
+    train_idx, test_idx = stratified_split(labels, 0.2, 0)
     train, y = bags.subset(train_idx), labels[train_idx]
     if args.converged:
         rows = []
@@ -94,7 +96,11 @@ def main():
             print(rows[-1], flush=True)
             write_rows(rows, OUT / "prolfa_exact_converged.csv")
     if args.trajectory:
-        fit(train, y, 4096, args.max_iter, OUT / "prolfa_exact_trajectory.csv")
+        suffix = "" if args.init == "one_hot" else f"_{args.init}"
+        est, wall, cpu, _ = fit(train, y, 4096, args.max_iter, OUT / f"prolfa_exact_trajectory{suffix}.csv", args.init)
+        acc = one_nn_accuracy(est.transform(train), y, est.transform(bags.subset(test_idx)), labels[test_idx])
+        print({"init": est.fit_info_["start"], "iterations": est.n_iter_, "converged": bool(est.converged_),
+               "wall_s": round(wall, 1), "cpu_s": round(cpu, 1), "accuracy_1nn": round(acc, 2)}, flush=True)
 
 
 if __name__ == "__main__":
