@@ -37,7 +37,8 @@ from .simplex import project_columns
 from .sparsecols import make_keys, split_keys, to_csc
 from .wstep import solve_w
 
-__all__ = ["N_CANDIDATES", "Start", "cancelling_start", "start_selection"]
+__all__ = ["N_CANDIDATES", "Start", "cancelling_selection", "cancelling_start", "one_hot_selection",
+           "start_selection"]
 
 #: Rows searched per column and round by the cancelling start (hub rows are wanted by many columns; 64
 #: left a quarter of the columns without a free partner at N = 100k, d̄ = 4,096).
@@ -62,15 +63,24 @@ def start_selection(pb: Problem, opts: SolverOptions) -> Start:
     cancelling start ~ ``||Y||^2``, above the one-hot start's) the solver would stop at once near that
     higher J. ``Start.name`` says which start was taken.
     """
-    keys, values = one_hot_start(pb.n_descriptors, opts.n_prototypes, opts.rng())
-    one_hot = Start(keys, values, "one_hot")
+    one_hot = one_hot_selection(pb, opts)
     if opts.init == "one_hot":
         return one_hot
-    rows, cols = split_keys(keys, pb.n_descriptors)
+    cancelling = cancelling_selection(pb, opts, one_hot)
+    return min((cancelling, one_hot), key=lambda st: _objective_at_optimal_w(pb, st, opts.n_prototypes))
+
+
+def one_hot_selection(pb: Problem, opts: SolverOptions) -> Start:
+    """The seeded one-hot start (notes, pitfall 1) as a :class:`Start`."""
+    return Start(*one_hot_start(pb.n_descriptors, opts.n_prototypes, opts.rng()), "one_hot")
+
+
+def cancelling_selection(pb: Problem, opts: SolverOptions, one_hot: Start) -> Start:
+    """The cancelling start grown from ``one_hot``'s rows (no fallback; :func:`start_selection` chooses)."""
+    rows, cols = split_keys(one_hot.keys, pb.n_descriptors)
     anchors = np.empty(opts.n_prototypes, dtype=np.int64)
     anchors[cols] = rows
-    cancelling = Start(*cancelling_start(pb, anchors, opts.max_support or PLAIN_SIMPLEX_START_SUPPORT), "cancelling")
-    return min((cancelling, one_hot), key=lambda st: _objective_at_optimal_w(pb, st, opts.n_prototypes))
+    return Start(*cancelling_start(pb, anchors, opts.max_support or PLAIN_SIMPLEX_START_SUPPORT), "cancelling")
 
 
 def _objective_at_optimal_w(pb: Problem, st: Start, n_prototypes: int) -> float:

@@ -18,7 +18,8 @@ from lfabench_plugins.aggregators.prolfa.sparsecols import split_keys, to_csc
 from lfabench_plugins.aggregators.prolfa.start import (
     _cancelling_weights,
     _objective_at_optimal_w,
-    cancelling_start,
+    cancelling_selection,
+    one_hot_selection,
     start_selection,
 )
 
@@ -26,13 +27,10 @@ from lfabench_plugins.aggregators.prolfa.start import (
 def _start(pb, **kw):
     """The start ``init`` names, built directly (``start_selection`` may fall back to the one-hot start)."""
     opts = SolverOptions(**{"n_prototypes": 24, "random_state": 5, **kw})
-    keys, vals = one_hot_start(pb.n_descriptors, opts.n_prototypes, opts.rng())
+    st = one_hot_selection(pb, opts)
     if opts.init == "cancelling":
-        rows, cols = split_keys(keys, pb.n_descriptors)
-        anchors = np.empty(opts.n_prototypes, dtype=np.int64)
-        anchors[cols] = rows
-        keys, vals = cancelling_start(pb, anchors, opts.max_support or 4)
-    return opts, keys, vals, to_csc(keys, vals, pb.n_descriptors, opts.n_prototypes)
+        st = cancelling_selection(pb, opts, st)
+    return opts, st.keys, st.values, to_csc(st.keys, st.values, pb.n_descriptors, opts.n_prototypes)
 
 
 @pytest.mark.parametrize("max_support", [4, 2, None])
