@@ -57,3 +57,36 @@ def write_rows(rows: list[dict], path, fieldnames=None) -> None:
         w = csv.DictWriter(fh, fieldnames=fieldnames or list(rows[0]), extrasaction="ignore")
         w.writeheader()
         w.writerows(rows)
+
+
+def save_selection(path, C, J: float) -> None:
+    """A fitted ``C`` (rows = the fit problem's distinct descriptors) and its J, for ``fit_from_start``."""
+    C = C.tocsc()
+    np.savez_compressed(path, rows=C.indices, indptr=C.indptr, values=C.data, shape=C.shape, J=J)
+
+
+def load_selection(path):
+    """``(C, J)`` as written by :func:`save_selection`."""
+    import scipy.sparse as sp
+
+    z = np.load(path)
+    return sp.csc_matrix((z["values"], z["rows"], z["indptr"]), shape=tuple(z["shape"])), float(z["J"])
+
+
+def fit_problem(est, bags, y):
+    """The ProLFA estimator's :class:`Problem` for ``(bags, y)``, its descriptors and the distinct rows kept."""
+    Y, labelled = est._responses(bags, y)
+    return est._problem(bags, Y, labelled, est._check_params())
+
+
+def fit_from_start(est, bags, y, start_path):
+    """``est.fit(bags, y)`` (a ProLFA), but from the ``C`` saved at ``start_path`` instead of the seeded start:
+    continuation, e.g. the paper's exact model from a capped fit's solution."""
+    from lfabench_plugins.aggregators.prolfa.solver import fit_prolfa
+    from lfabench_plugins.aggregators.prolfa.start import selection_start
+
+    C, J = load_selection(start_path)
+    pb, X, reps = fit_problem(est, bags, y)
+    start = selection_start(C, pb, f"{Path(start_path).name} (J {J:.4f})")
+    est.n_features_in_ = bags.dim                   # what est.fit sets before its _fit
+    return est._set_fitted(fit_prolfa(pb, est._check_params(), start), bags, X, reps)

@@ -12,6 +12,10 @@ N = 316k, d̄ = 4096) within the paper's 1,023 s. Two measurements answer it:
 
     flock /tmp/lfabench-bench.lock .venv/bin/python benchmarks/prolfa_exact.py --trajectory --converged
     .venv/bin/python benchmarks/prolfa_exact.py --trajectory --init cancelling --max-iter 200   # from the cancelling start
+    .venv/bin/python benchmarks/prolfa_exact.py --trajectory --start benchmarks/gpu_pack/start_capped_seed0.npz
+
+``--start FILE`` continues from a saved ``C`` (``prolfa_gpu.py pack-start``: the capped model's solution) instead
+of the seeded start, and saves the final ``C`` beside the trajectory (``..._C.npz``, for ``prolfa_stationarity.py``).
 
 Rows go to ``benchmarks/out/prolfa_exact_{trajectory,converged}.csv`` (rewritten after every row).
 """
@@ -27,7 +31,16 @@ import warnings
 import numpy as np
 
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
-from common import OUT, images_holding, one_nn_accuracy, scene15_sift, write_rows
+from common import (
+    OUT,
+    fit_from_start,
+    fit_problem,
+    images_holding,
+    one_nn_accuracy,
+    save_selection,
+    scene15_sift,
+    write_rows,
+)
 
 from lfabench_plugins.aggregators.prolfa.plugin import ProLFA
 from lfabench_plugins.evaluators.splits import stratified_split
@@ -54,7 +67,7 @@ class IterationLog(logging.Handler):
         print(self.rows[-1], flush=True)
 
 
-def fit(bags, y, n_prototypes, max_iter, csv_path=None, init="one_hot"):
+def fit(bags, y, n_prototypes, max_iter, csv_path=None, init="one_hot", start=None):
     logger = logging.getLogger("lfabench_plugins.aggregators.prolfa")
     handler = IterationLog(n_prototypes, csv_path)
     logger.addHandler(handler)
@@ -64,7 +77,7 @@ def fit(bags, y, n_prototypes, max_iter, csv_path=None, init="one_hot"):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            est.fit(bags, y)
+            est.fit(bags, y) if start is None else fit_from_start(est, bags, y, start)
     finally:
         logger.removeHandler(handler)
     return est, time.perf_counter() - t0, time.process_time() - c0, handler.rows
@@ -78,6 +91,7 @@ def main():
     ap.add_argument("--n", type=int, nargs="*", default=[5_000, 10_000, 20_000, 40_000])
     ap.add_argument("--dbar", type=int, default=256, help="d̄ of the --converged fits")
     ap.add_argument("--init", default="one_hot", help="the solver's start for --trajectory: one_hot or cancelling")
+    ap.add_argument("--start", default=None, help="--trajectory from this saved C instead (continuation)")
     args = ap.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
     bags, labels = scene15_sift(90)
@@ -96,8 +110,12 @@ def main():
             print(rows[-1], flush=True)
             write_rows(rows, OUT / "prolfa_exact_converged.csv")
     if args.trajectory:
-        suffix = "" if args.init == "one_hot" else f"_{args.init}"
-        est, wall, cpu, _ = fit(train, y, 4096, args.max_iter, OUT / f"prolfa_exact_trajectory{suffix}.csv", args.init)
+        suffix = "_continued" if args.start else "" if args.init == "one_hot" else f"_{args.init}"
+        est, wall, cpu, _ = fit(train, y, 4096, args.max_iter, OUT / f"prolfa_exact_trajectory{suffix}.csv", args.init,
+                                args.start)
+        _, _, reps = fit_problem(est, train, y)            # the fit's rows: its distinct descriptors
+        save_selection(OUT / f"prolfa_exact_trajectory{suffix}_C.npz", est.selection_.tocsr()[reps],
+                       est.objective_history_[-1])
         acc = one_nn_accuracy(est.transform(train), y, est.transform(bags.subset(test_idx)), labels[test_idx])
         print({"init": est.fit_info_["start"], "iterations": est.n_iter_, "converged": bool(est.converged_),
                "wall_s": round(wall, 1), "cpu_s": round(cpu, 1), "accuracy_1nn": round(acc, 2)}, flush=True)

@@ -14,8 +14,15 @@ Three steps, because the GPU machine has no copy of the data and no network:
    W: an independent check of the GPU's arithmetic) and its held-out 1-NN accuracy on the seed-0 test
    split, and prints them beside the CPU solver's figures.
 
+Continuation (target 2, the paper's exact model): ``pack-start`` fits the capped model here (the CPU
+solver, ``init=cancelling``: ~40 s) and saves its ``C``; ``fit --start FILE`` then starts every fit from
+that ``C`` instead of the seeded start (``exact`` from it: the plain simplex continued from a feasible,
+already low-J point).
+
     .venv/bin/python benchmarks/prolfa_gpu.py pack                       # writes benchmarks/gpu_pack/
+    .venv/bin/python benchmarks/prolfa_gpu.py pack-start                 # the capped C, for --start
     python3 benchmarks/prolfa_gpu.py fit --out $OUT --fits capped exact  # GPU machine (CuPy)
+    python3 benchmarks/prolfa_gpu.py fit --out $OUT --fits exact --start benchmarks/gpu_pack/start_capped_seed0.npz
     .venv/bin/python benchmarks/prolfa_gpu.py evaluate DIR               # DIR: where the fits came back
 """
 
@@ -32,13 +39,16 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from common import fit_from_start, fit_problem, save_selection
+
 PACK = HERE / "gpu_pack" / "scene15_sift90_seed0.npz"
+START = HERE / "gpu_pack" / "start_capped_seed0.npz"
 SEED, N_PROTOTYPES = 0, 4096
 FITS = {"capped": {"max_support": 4}, "exact": {"max_support": None}}
 
 
 def _split_and_bags():
-    sys.path.insert(0, str(HERE))
     from common import scene15_sift
 
     from lfabench_plugins.evaluators.splits import stratified_split
@@ -59,6 +69,21 @@ def pack() -> None:
     np.savez_compressed(PACK, descriptors=X8, offsets=train.offsets, labels=np.asarray(labels)[train_idx],
                         train_idx=train_idx)
     print(f"{PACK}: {X.shape[0]} descriptors of {train.n_samples} images, {PACK.stat().st_size / 2**20:.1f} MiB")
+
+
+def pack_start(path: Path, max_images: int | None, n_prototypes: int, init: str = "cancelling") -> None:
+    """Fit the capped model here (CPU solver, from ``init``) on the packed problem; save its ``C`` for ``--start``."""
+    from lfabench_plugins.aggregators.prolfa.plugin import ProLFA
+
+    bags, y = _load_pack(max_images)
+    est = ProLFA(n_prototypes=n_prototypes, random_state=SEED, init=init)
+    t0 = time.perf_counter()
+    est.fit(bags, y)
+    _, _, reps = fit_problem(est, bags, y)
+    C = est.selection_.tocsr()[reps].tocsc()
+    save_selection(path, C, est.objective_history_[-1])
+    print(f"{path}: capped fit, {est.n_iter_} iterations, {time.perf_counter() - t0:.1f} s, "
+          f"J {est.objective_history_[-1]:.4f}, {C.nnz} non-zeros")
 
 
 def _load_pack(max_images: int | None = None):
@@ -116,7 +141,7 @@ def _gpu_pool_gib() -> float | None:
 
 
 def fit(out: Path, fits: list[str], tol: float, backend: str, max_iter: int, max_images: int | None,
-        n_prototypes: int) -> None:
+        n_prototypes: int, start: Path | None = None) -> None:
     import joblib
 
     from lfabench_plugins.aggregators.prolfa.plugin import ProLFA
@@ -130,10 +155,10 @@ def fit(out: Path, fits: list[str], tol: float, backend: str, max_iter: int, max
         t0, c0 = time.perf_counter(), time.process_time()
         with warnings.catch_warnings(record=True) as caught, _Trajectory(out / f"{name}_trajectory.csv"):
             warnings.simplefilter("always")
-            est.fit(bags, y)
+            est.fit(bags, y) if start is None else fit_from_start(est, bags, y, start)
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
         h = est.objective_history_
-        summary = {"fit": name, "backend": backend, "device": _gpu_name(), "gpu_pool_gib": _gpu_pool_gib(), "tol": tol, "wall_s": round(wall, 2),
+        summary = {"fit": name, "start": est.fit_info_["start"], "backend": backend, "device": _gpu_name(), "gpu_pool_gib": _gpu_pool_gib(), "tol": tol, "wall_s": round(wall, 2),
                    "cpu_s": round(cpu, 2), "solver_s": round(est.fit_info_["seconds"], 2), "n_iter": int(est.n_iter_),
                    "converged": bool(est.converged_), "J": float(h[-1]),
                    "nnz_per_column": float(est.selection_.nnz / n_prototypes),
@@ -154,12 +179,10 @@ def first_below(history, tol: float) -> tuple[int, float]:
 
 def evaluate(directory: Path) -> None:
     import joblib
+    from common import one_nn_accuracy
 
     from lfabench_plugins.aggregators.prolfa import objective
     from lfabench_plugins.aggregators.prolfa.plugin import ProLFA
-
-    sys.path.insert(0, str(HERE))
-    from common import one_nn_accuracy
 
     bags, labels, train_idx, test_idx = _split_and_bags()
     train, test = bags.subset(train_idx), bags.subset(test_idx)
@@ -168,9 +191,7 @@ def evaluate(directory: Path) -> None:
         summary = json.loads(path.with_suffix(".json").read_text())
         # J again, on the CPU: the saved C (sparse) and W in the numpy objective, on a Problem built here
         # from the local descriptors by the plugin's own construction
-        Y, labelled = est._responses(train, labels[train_idx])
-        probe = ProLFA(**est.get_params())
-        pb, X, reps = probe._problem(train, Y, labelled, probe._check_params())
+        pb, X, reps = fit_problem(ProLFA(**est.get_params()), train, labels[train_idx])
         C = est.selection_.tocsr()[reps].tocsc() if reps.size != X.shape[0] else est.selection_
         J_cpu = objective(pb, C, est.projection_)
         acc = one_nn_accuracy(est.transform(train), labels[train_idx], est.transform(test), labels[test_idx])
@@ -185,6 +206,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     sub.add_parser("pack")
+    ps = sub.add_parser("pack-start")
+    ps.add_argument("--out", type=Path, default=START)
+    ps.add_argument("--max-images", type=int, default=None, help="a random subset of the images (smoke test)")
+    ps.add_argument("--n-prototypes", type=int, default=N_PROTOTYPES)
+    ps.add_argument("--init", default="cancelling", help="the capped fit's start: cancelling (~50 s) or one_hot")
     f = sub.add_parser("fit")
     f.add_argument("--out", type=Path, required=True)
     f.add_argument("--fits", nargs="+", choices=sorted(FITS), default=["capped", "exact"])
@@ -193,14 +219,17 @@ def main() -> None:
     f.add_argument("--max-iter", type=int, default=3000)
     f.add_argument("--max-images", type=int, default=None, help="a random subset of the images (smoke test)")
     f.add_argument("--n-prototypes", type=int, default=N_PROTOTYPES)
+    f.add_argument("--start", type=Path, default=None, help="start every fit from this C (written by pack-start)")
     e = sub.add_parser("evaluate")
     e.add_argument("directory", type=Path)
     args = ap.parse_args()
     if args.cmd == "pack":
         pack()
+    elif args.cmd == "pack-start":
+        pack_start(args.out, args.max_images, args.n_prototypes, args.init)
     elif args.cmd == "fit":
         fit(args.out, args.fits, args.tol, args.backend, args.max_iter, args.max_images,
-            args.n_prototypes)
+            args.n_prototypes, args.start)
     else:
         evaluate(args.directory)
 

@@ -24,12 +24,13 @@ The aggregator plugins ``prolfa`` and ``semi_prolfa`` (``plugin.py`` beside it) 
 from .dedup import distinct_rows, expand_rows
 from .normalize import NORMALIZATIONS, center_descriptors, normalize_descriptors, parse_normalization
 from .options import SolverOptions
-from .problem import Problem, exclusivity, fit_loss, gradient_factor, lipschitz_bound, objective
+from .problem import Problem, exclusivity, fit_loss, frank_wolfe_gap, gradient_factor, lipschitz_bound, objective
 from .simplex import project_columns, project_segments
 from .solver import ProLFAResult, fit_prolfa
+from .start import Start, selection_start
 from .wstep import solve_w
 
 __all__ = ["distinct_rows", "expand_rows", "NORMALIZATIONS", "center_descriptors", "normalize_descriptors",
-           "parse_normalization", "Problem", "exclusivity", "fit_loss", "gradient_factor",
+           "parse_normalization", "Problem", "exclusivity", "fit_loss", "frank_wolfe_gap", "gradient_factor",
            "lipschitz_bound", "objective", "project_columns", "project_segments", "ProLFAResult", "fit_prolfa", "SolverOptions",
-           "solve_w"]
+           "Start", "selection_start", "solve_w"]

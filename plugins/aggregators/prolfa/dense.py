@@ -51,7 +51,7 @@ from sklearn.exceptions import ConvergenceWarning
 from .options import SolverOptions
 from .problem import Problem, first_trial_step, fit_loss, gradient_factor, quadratic_term
 from .result import ProLFAResult
-from .start import start_selection
+from .start import Start, check_start, start_selection
 from .wstep import solve_w
 
 __all__ = ["DENSE_BYTES_LIMIT", "array_namespace", "fit_dense", "project_columns_newton", "project_columns_topk"]
@@ -186,16 +186,19 @@ def _direction(pb: Problem, st: _DenseState, Hd, t: float, ksup: int | None, D):
     return a, dd, rho, U, s_max
 
 
-def _start(pb: Problem, opts: SolverOptions, xp, X):
+def _start(pb: Problem, opts: SolverOptions, xp, X, given: Start | None):
     N, dbar = pb.n_descriptors, opts.n_prototypes
-    keys, values, name = start_selection(pb, opts)
+    if given is not None:
+        check_start(given, N, dbar)
+    keys, values, name = given if given is not None else start_selection(pb, opts)
     C = xp.zeros((N, dbar))
     C[xp.asarray(keys % N), xp.asarray(keys // N)] = xp.asarray(values)
     return _DenseState(xp, X, C), name
 
 
-def fit_dense(pb: Problem, options: SolverOptions):
-    """Minimise J (eq. "ModelRelax2") with ``C`` dense on ``options.backend`` (see the module docstring).
+def fit_dense(pb: Problem, options: SolverOptions, start: Start | None = None):
+    """Minimise J (eq. "ModelRelax2") with ``C`` dense on ``options.backend`` (see the module docstring), from
+    ``start`` (a given ``C``, :func:`~.start.selection_start`) or else the seeded start ``options.init`` names.
 
     Returns a :class:`~lfabench_plugins.aggregators.prolfa.solver.ProLFAResult` (``selection`` sparse, on the
     host), the same object the sparse solver returns.
@@ -210,7 +213,7 @@ def fit_dense(pb: Problem, options: SolverOptions):
                           f"backend='sparse' (the default) or backend='cupy' on a GPU")
     t0 = time.perf_counter()
     X = xp.asarray(np.asarray(pb.X, dtype=np.float64))
-    st, start_name = _start(pb, opts, xp, X)
+    st, start_name = _start(pb, opts, xp, X, start)
     W = solve_w(pb, st.P)
     J = _objective(pb, st, W)
     history = [J]

@@ -258,7 +258,11 @@ class ProLFA(Aggregator):
                         "the evaluator's labelled fraction (evaluator.params.labelled_fraction, e.g. 0.2) to "
                         "leave samples unlabelled")
         pb, X, reps = self._problem(bags, Y, labelled, options)
-        res = fit_prolfa(pb, options)
+        return self._set_fitted(fit_prolfa(pb, options), bags, X, reps)
+
+    def _set_fitted(self, res, bags: Bags, X: np.ndarray, reps: np.ndarray):
+        """Store the solver's result ``res`` (rows = the distinct descriptors ``reps`` of ``X``) as the fitted
+        attributes; returns ``self``."""
         merged = reps.size < X.shape[0]           # identical descriptors were merged into one candidate
         self.selection_ = expand_rows(res.selection, reps, X.shape[0]) if merged else res.selection
         self.projection_ = res.projection

@@ -64,7 +64,7 @@ from .problem import (
     quadratic_term,
 )
 from .result import ProLFAResult, one_hot_start
-from .start import start_selection
+from .start import Start, check_start, start_selection
 from .sparsecols import align, combine, from_csc, split_keys, to_csc
 from .wstep import solve_w
 from .zstep import reweighted_z_step
@@ -206,11 +206,13 @@ class _Search:
     confirm: bool = False     # the last change was below tol on reused rows: search and test again
 
 
-def _start(pb: Problem, opts: SolverOptions) -> tuple[_Iterate, str]:
-    """The seeded start ``C`` that ``opts.init`` names (:mod:`.start`), ``Z = C``, ``Lambda = 0``, the optimal
-    ``W``; and which start it is."""
+def _start(pb: Problem, opts: SolverOptions, given: Start | None = None) -> tuple[_Iterate, str]:
+    """The start ``C`` (``given``, else the seeded one that ``opts.init`` names; :mod:`.start`), ``Z = C``,
+    ``Lambda = 0``, the optimal ``W``; and which start it is."""
     N, dbar = pb.n_descriptors, opts.n_prototypes
-    keys, c, name = start_selection(pb, opts)
+    if given is not None:
+        check_start(given, N, dbar)
+    keys, c, name = given if given is not None else start_selection(pb, opts)
     C = to_csc(keys, c, N, dbar)
     P = pb.prototypes(C)
     W = solve_w(pb, P)
@@ -348,11 +350,13 @@ def _descent_point(pb: Problem, W: np.ndarray, H_k: np.ndarray, ws, full_ws, c_k
     return ukeys[live], cw[live], zw[live], lw[live], s
 
 
-def fit_prolfa(pb: Problem, options: SolverOptions | None = None) -> ProLFAResult:
+def fit_prolfa(pb: Problem, options: SolverOptions | None = None, start: Start | None = None) -> ProLFAResult:
     """Solve eq. "ModelRelax2" (or "ModelSemi": ``pb`` then holds only labelled means) by cBCD.
 
-    ``options`` (:class:`SolverOptions`, defaults if None) says how. Algorithm 2, as written below:
-    from the seeded start (``opts.init``; :mod:`.start`), repeat
+    ``options`` (:class:`SolverOptions`, defaults if None) says how; ``start`` (optional) is a given starting
+    ``C`` (:func:`~.start.selection_start`, e.g. a capped fit's solution, to continue on the paper's model),
+    else the seeded start ``opts.init`` names (:mod:`.start`). Algorithm 2, as written below: from the start,
+    repeat
 
     1. candidate rows (the working set) for this iteration;
     2. Z-subproblem by ADMM (Algorithm 1: Z-step, C-step, dual update), warm-started;
@@ -383,11 +387,11 @@ def fit_prolfa(pb: Problem, options: SolverOptions | None = None) -> ProLFAResul
     if opts.backend != "sparse":
         from .dense import fit_dense
 
-        return fit_dense(pb, opts)
+        return fit_dense(pb, opts, start)
     N, dbar, ksup = pb.n_descriptors, opts.n_prototypes, opts.max_support
     X32 = pb.X if pb.X.dtype == np.float32 else np.ascontiguousarray(pb.X, dtype=np.float32)
     t_start = time.perf_counter()
-    cur, start_name = _start(pb, opts)
+    cur, start_name = _start(pb, opts, start)
     history = [cur.J]
     t_step = [None]
     # capped model: k_cand = max_support would put the k-th candidate on the search bound (every

@@ -34,11 +34,11 @@ from .options import SolverOptions
 from .problem import Problem, objective
 from .result import one_hot_start
 from .simplex import project_columns
-from .sparsecols import make_keys, split_keys, to_csc
+from .sparsecols import from_csc, make_keys, split_keys, to_csc
 from .wstep import solve_w
 
 __all__ = ["N_CANDIDATES", "Start", "cancelling_selection", "cancelling_start", "one_hot_selection",
-           "start_selection"]
+           "check_start", "selection_start", "start_selection"]
 
 #: Rows searched per column and round by the cancelling start (hub rows are wanted by many columns; 64
 #: left a quarter of the columns without a free partner at N = 100k, d̄ = 4,096).
@@ -68,6 +68,33 @@ def start_selection(pb: Problem, opts: SolverOptions) -> Start:
         return one_hot
     cancelling = cancelling_selection(pb, opts, one_hot)
     return min((cancelling, one_hot), key=lambda st: _objective_at_optimal_w(pb, st, opts.n_prototypes))
+
+
+def selection_start(C, pb: Problem, name: str = "given") -> Start:
+    """A given ``(N, d̄)`` selection of ``pb``'s descriptors (any scipy sparse matrix, columns on the simplex)
+    as a :class:`Start`.
+
+    For continuation: the solution of one model (e.g. the capped ``max_support=4`` fit) as the start of another
+    (the paper's ``max_support=None``), passed as ``start=`` to the solvers, which check its ``d̄``
+    (:func:`check_start`).
+    """
+    if C.shape[0] != pb.n_descriptors:
+        raise ValueError(f"start {name!r}: C has {C.shape[0]} rows, the problem {pb.n_descriptors} descriptors")
+    keys, values = from_csc(C)
+    sums = np.bincount(keys // C.shape[0], weights=values, minlength=C.shape[1])
+    if values.size == 0 or values.min() < 0 or not np.allclose(sums, 1.0, atol=1e-8):
+        bad = int(np.argmax(np.abs(sums - 1.0)))
+        raise ValueError(f"start {name!r}: column {bad} of C is not on the simplex (sum {sums[bad]:.6g}, "
+                         f"smallest entry {values.min() if values.size else 0.0:.3g})")
+    return Start(keys, values, name)
+
+
+def check_start(start: Start, n_rows: int, n_cols: int) -> None:
+    """Raise unless ``start`` has entries in exactly the ``n_cols`` columns of an ``n_rows``-row ``C``."""
+    used = np.unique(start.keys // n_rows)
+    if used.size != n_cols or used[-1] != n_cols - 1:
+        raise ValueError(f"start {start.name!r} fills {used.size} columns up to column {used[-1]}; the fit has "
+                         f"n_prototypes={n_cols}")
 
 
 def one_hot_selection(pb: Problem, opts: SolverOptions) -> Start:

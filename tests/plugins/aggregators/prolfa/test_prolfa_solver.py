@@ -10,14 +10,16 @@ import scipy.sparse as sp
 from lfabench import Bags
 from lfabench_plugins.aggregators.prolfa import (
     Problem,
+    SolverOptions,
     exclusivity,
     fit_loss,
+    fit_prolfa,
     gradient_factor,
     lipschitz_bound,
     objective,
 )
 from lfabench_plugins.aggregators.prolfa.cstep import c_step, top_candidates, working_set
-from lfabench_plugins.aggregators.prolfa.problem import gradient_entries, quadratic_term
+from lfabench_plugins.aggregators.prolfa.problem import frank_wolfe_gap, gradient_entries, quadratic_term
 from lfabench_plugins.aggregators.prolfa.simplex import (
     project_columns,
     project_columns_sparse,
@@ -444,3 +446,34 @@ def test_column_segment_order_is_lexsort_with_ties(n, n_cols):
     v = np.round(rng.standard_normal(n), 1)
     order = _column_segments(cols, v, n_cols, "test")[4]
     np.testing.assert_array_equal(order, np.lexsort((-v, cols)))
+
+
+def test_frank_wolfe_gap_equals_a_finite_difference_gradient_and_falls_to_zero_as_the_exact_model_converges():
+    """The gap from the gradient formula against central differences of ``objective`` (W fixed; every entry
+    of C positive, where J is smooth), then along a fit of the exact model."""
+    from test_prolfa_dense import clustered_problem
+
+    rng = np.random.default_rng(0)
+    N, d, dbar, n, c = 9, 3, 4, 5, 2
+    pb = Problem.build(rng.normal(size=(N, d)), rng.normal(size=(n, d)), np.eye(c)[rng.integers(0, c, n)], 0.3, 0.5)
+    C = rng.random((N, dbar)) + 0.05
+    C /= C.sum(axis=0)
+    W = rng.normal(size=(dbar, c))
+    G = np.empty((N, dbar))
+    h = 1e-6
+    for i in range(N):
+        for j in range(dbar):
+            E = np.zeros((N, dbar))
+            E[i, j] = h
+            G[i, j] = (objective(pb, sp.csc_matrix(C + E), W) - objective(pb, sp.csc_matrix(C - E), W)) / (2 * h)
+    expected = (G * C).sum(axis=0) - G.min(axis=0)
+    np.testing.assert_allclose(frank_wolfe_gap(pb, sp.csc_matrix(C), W, block=3), expected, rtol=1e-6, atol=1e-8)
+
+    pb = clustered_problem(seed=1)
+    res = fit_prolfa(pb, SolverOptions(n_prototypes=8, random_state=0, max_support=None, tol=1e-10, max_iter=3000))
+    start = SolverOptions(n_prototypes=8, random_state=0)
+    C0 = to_csc(*one_hot_start(pb.n_descriptors, 8, start.rng()), pb.n_descriptors, 8)
+    gap0 = frank_wolfe_gap(pb, C0, res.projection)
+    gap = frank_wolfe_gap(pb, res.selection, res.projection)
+    assert gap.min() >= -1e-9
+    assert gap.sum() < 1e-4 * gap0.sum()

@@ -20,6 +20,7 @@ from lfabench_plugins.aggregators.prolfa.start import (
     _objective_at_optimal_w,
     cancelling_selection,
     one_hot_selection,
+    selection_start,
     start_selection,
 )
 
@@ -139,3 +140,40 @@ def test_cancelling_falls_back_to_the_one_hot_start_when_that_has_the_lower_J(da
     res = fit_prolfa(pb, opts)
     assert res.info["start"] == chosen.name
     assert res.objective_history[0] == pytest.approx(J[chosen.name], rel=1e-12)
+
+
+# ------------------------------------------------------------------------------------------------
+# a given start (start=): continuation from one model's solution to another
+
+
+@pytest.mark.parametrize("backend", ["sparse", "dense"])
+def test_exact_model_continued_from_the_capped_solution_starts_at_its_J_and_never_rises(backend):
+    """``start=selection_start(C)``: J at the start is the capped fit's J (same C, optimal W), then J never
+    rises, and the plain simplex (a superset of the capped set) ends at or below the capped fit."""
+    pb = clustered_problem(seed=4)
+    capped = fit_prolfa(pb, SolverOptions(n_prototypes=16, random_state=1, max_support=2, tol=1e-7))
+    opts = SolverOptions(n_prototypes=16, random_state=1, max_support=None, backend=backend, tol=1e-7,
+                         max_iter=3000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        res = fit_prolfa(pb, opts, start=selection_start(capped.selection, pb, "capped"))
+    h = np.asarray(res.objective_history)
+    assert res.info["start"] == "capped"
+    assert h[0] == pytest.approx(capped.objective_history[-1], rel=1e-10)
+    assert np.all(np.diff(h) <= 1e-9 * np.abs(h[:-1]))
+    assert h[-1] < h[0]
+    assert objective(pb, res.selection, res.projection) == pytest.approx(h[-1], rel=1e-10)
+    assert (res.selection.getnnz(axis=0) > 2).any(), "the plain simplex never left the capped support"
+
+
+def test_a_given_start_that_is_not_a_selection_is_refused_by_name():
+    pb = clustered_problem(seed=4)
+    C = to_csc(*one_hot_start(pb.n_descriptors, 8, np.random.default_rng(0)), pb.n_descriptors, 8)
+    with pytest.raises(ValueError, match="'mine': C has 10 rows, the problem 480"):
+        selection_start(C[:10], pb, "mine")
+    half = C * 0.5
+    with pytest.raises(ValueError, match="column 0 of C is not on the simplex"):
+        selection_start(half, pb, "mine")
+    start = selection_start(C, pb, "mine")
+    with pytest.raises(ValueError, match="start 'mine' fills 8 columns up to column 7; the fit has n_prototypes=9"):
+        fit_prolfa(pb, SolverOptions(n_prototypes=9), start=start)
