@@ -162,6 +162,7 @@ def fit(out: Path, fits: list[str], tol: float, backend: str, max_iter: int, max
                    "cpu_s": round(cpu, 2), "solver_s": round(est.fit_info_["seconds"], 2), "n_iter": int(est.n_iter_),
                    "converged": bool(est.converged_), "J": float(h[-1]),
                    "nnz_per_column": float(est.selection_.nnz / n_prototypes),
+                   "frank_wolfe_gap": est.fit_info_.get("frank_wolfe_gap"),
                    "warnings": [str(w.message) for w in caught], "J_history": [float(v) for v in h]}
         (out / f"{name}.json").write_text(json.dumps(summary, indent=1))
         joblib.dump(est, out / f"{name}.joblib", compress=3)

@@ -186,6 +186,18 @@ def _direction(pb: Problem, st: _DenseState, Hd, t: float, ksup: int | None, D):
     return a, dd, rho, U, s_max
 
 
+def _frank_wolfe_gap(pb: Problem, st: _DenseState, W: np.ndarray) -> float:
+    """:func:`~lfabench_plugins.aggregators.prolfa.problem.frank_wolfe_gap` summed over columns, on the device:
+    ``sum_j <g_j, c_j> - min_i g_ij`` with ``G = 2 X H + 2 lambda1 (r 1^T - C)``."""
+    xp, X, C = st.xp, st.X, st.C
+    Hd = xp.asarray(gradient_factor(pb, st.P, W))
+    total = 0.0
+    for blk in _blocks(*C.shape):
+        G = 2.0 * (X @ Hd[:, blk]) + 2.0 * pb.lambda1 * (st.r[:, None] - C[:, blk])
+        total += float(xp.sum(G * C[:, blk]) - xp.sum(G.min(axis=0)))
+    return total
+
+
 def _start(pb: Problem, opts: SolverOptions, xp, X, given: Start | None):
     N, dbar = pb.n_descriptors, opts.n_prototypes
     if given is not None:
@@ -273,5 +285,7 @@ def fit_dense(pb: Problem, options: SolverOptions, start: Start | None = None):
     P = st.P
     stats.update(fit_loss=fit_loss(pb, P, W), exclusivity=st.exclusivity(), final_relative_change=rel,
                  seconds=time.perf_counter() - t0)
+    if ksup is None:                         # as the sparse solver: how stationary the returned point is
+        stats["frank_wolfe_gap"] = _frank_wolfe_gap(pb, st, W)
     return ProLFAResult(selection=C_host, projection=W, prototypes=P, objective_history=history, n_iter=it,
                         converged=converged, info=stats)

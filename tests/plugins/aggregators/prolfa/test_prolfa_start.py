@@ -177,3 +177,20 @@ def test_a_given_start_that_is_not_a_selection_is_refused_by_name():
     start = selection_start(C, pb, "mine")
     with pytest.raises(ValueError, match="start 'mine' fills 8 columns up to column 7; the fit has n_prototypes=9"):
         fit_prolfa(pb, SolverOptions(n_prototypes=9), start=start)
+
+
+@pytest.mark.parametrize("backend", ["sparse", "dense"])
+def test_exact_model_fits_record_the_frank_wolfe_gap_of_their_result(backend):
+    """``info["frank_wolfe_gap"]`` (exact model only) is the gap of the returned C and W, recomputed here."""
+    from lfabench_plugins.aggregators.prolfa import frank_wolfe_gap
+
+    pb = clustered_problem(seed=6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        res = fit_prolfa(pb, SolverOptions(n_prototypes=12, random_state=2, max_support=None, backend=backend,
+                                           max_iter=40))
+        capped = fit_prolfa(pb, SolverOptions(n_prototypes=12, random_state=2, backend=backend, max_iter=40))
+    assert res.info["frank_wolfe_gap"] == pytest.approx(frank_wolfe_gap(pb, res.selection, res.projection).sum(),
+                                                        rel=1e-9)
+    assert res.info["frank_wolfe_gap"] >= -1e-9       # a sum of per-column gaps, each >= 0
+    assert "frank_wolfe_gap" not in capped.info
