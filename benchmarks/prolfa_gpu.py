@@ -140,8 +140,19 @@ def _gpu_pool_gib() -> float | None:
         return None
 
 
+def _param(text: str):
+    """``KEY=VALUE`` of ``--param``, the value as an int, a float or else a string."""
+    key, _, value = text.partition("=")
+    for cast in (int, float):
+        try:
+            return key, cast(value)
+        except ValueError:
+            pass
+    return key, value
+
+
 def fit(out: Path, fits: list[str], tol: float, backend: str, max_iter: int, max_images: int | None,
-        n_prototypes: int, start: Path | None = None) -> None:
+        n_prototypes: int, start: Path | None = None, params: dict | None = None) -> None:
     import joblib
 
     from lfabench_plugins.aggregators.prolfa.plugin import ProLFA
@@ -151,14 +162,14 @@ def fit(out: Path, fits: list[str], tol: float, backend: str, max_iter: int, max
     print(f"N = {bags.n_descriptors}, images = {bags.n_samples}, device: {_gpu_name()}", flush=True)
     for name in fits:
         est = ProLFA(n_prototypes=n_prototypes, random_state=SEED, backend=backend, tol=tol, max_iter=max_iter,
-                     **FITS[name])
+                     **{**FITS[name], **(params or {})})
         t0, c0 = time.perf_counter(), time.process_time()
         with warnings.catch_warnings(record=True) as caught, _Trajectory(out / f"{name}_trajectory.csv"):
             warnings.simplefilter("always")
             est.fit(bags, y) if start is None else fit_from_start(est, bags, y, start)
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
         h = est.objective_history_
-        summary = {"fit": name, "start": est.fit_info_["start"], "backend": backend, "device": _gpu_name(), "gpu_pool_gib": _gpu_pool_gib(), "tol": tol, "wall_s": round(wall, 2),
+        summary = {"fit": name, "params": params or {}, "start": est.fit_info_["start"], "backend": backend, "device": _gpu_name(), "gpu_pool_gib": _gpu_pool_gib(), "tol": tol, "wall_s": round(wall, 2),
                    "cpu_s": round(cpu, 2), "solver_s": round(est.fit_info_["seconds"], 2), "n_iter": int(est.n_iter_),
                    "converged": bool(est.converged_), "J": float(h[-1]),
                    "nnz_per_column": float(est.selection_.nnz / n_prototypes),
@@ -221,6 +232,8 @@ def main() -> None:
     f.add_argument("--max-images", type=int, default=None, help="a random subset of the images (smoke test)")
     f.add_argument("--n-prototypes", type=int, default=N_PROTOTYPES)
     f.add_argument("--start", type=Path, default=None, help="start every fit from this C (written by pack-start)")
+    f.add_argument("--param", action="append", default=[], type=_param, metavar="KEY=VALUE",
+                   help="another ProLFA parameter for every fit, e.g. feature_map=nystroem_rbf (repeatable)")
     e = sub.add_parser("evaluate")
     e.add_argument("directory", type=Path)
     args = ap.parse_args()
@@ -230,7 +243,7 @@ def main() -> None:
         pack_start(args.out, args.max_images, args.n_prototypes, args.init)
     elif args.cmd == "fit":
         fit(args.out, args.fits, args.tol, args.backend, args.max_iter, args.max_images,
-            args.n_prototypes, args.start)
+            args.n_prototypes, args.start, dict(args.param))
     else:
         evaluate(args.directory)
 
