@@ -293,6 +293,7 @@ class ProLFA(Aggregator):
         centered = parse_normalization(self.normalize)[1]
         self.descriptor_mean_ = Xn.mean(axis=0, dtype=np.float64) if centered else None
         X, Mu = self._centred_and_pooled(bags, Xn)
+        del Xn                                    # centred, X is a copy: one N x D array fewer from here on
         self.scale_ = self._fit_scale(X, Mu)
         if self.scale_ != 1.0:
             X, Mu = (X * self.scale_).astype(X.dtype, copy=False), Mu * self.scale_

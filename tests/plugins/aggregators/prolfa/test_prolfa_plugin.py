@@ -307,6 +307,51 @@ def test_distinct_rows_maps():
     np.testing.assert_allclose(X.T @ E, X[reps].T @ C.toarray())
 
 
+def _distinct_rows_by_sort(X):
+    """The reference: one ``np.unique`` over whole rows as byte keys (``-0.0`` read as ``0.0``)."""
+    rows = (np.ascontiguousarray(X) + 0).view(np.dtype((np.void, X.dtype.itemsize * X.shape[1]))).ravel()
+    _, first, inverse = np.unique(rows, return_index=True, return_inverse=True)
+    order = np.argsort(first)
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    return first[order], rank[inverse.ravel()]
+
+
+@pytest.mark.parametrize("dtype, d", [(np.float32, 128), (np.float64, 9), (np.float32, 9), (np.float16, 3)])
+def test_distinct_rows_by_hash_equal_the_sort_in_blocks_and_on_a_collision(monkeypatch, dtype, d):
+    """Hashed row groups (checked byte-wise) give the sort's answer across row blocks; a forced collision
+    (every hash equal) falls back to the sort; rows of odd byte length (float16 x 3) take the sort."""
+    from lfabench_plugins.aggregators.prolfa import dedup
+
+    rng = np.random.default_rng(d)
+    X = rng.normal(size=(2000, d)).astype(dtype)
+    X[500:600] = X[:100]
+    X[1500:1510] = X[7]
+    X[1800], X[1801] = 0.0, -0.0
+    monkeypatch.setattr(dedup, "HASH_BLOCK_ROWS", 300)
+    expected = _distinct_rows_by_sort(X)
+    got = dedup.distinct_rows(X)
+    np.testing.assert_array_equal(got[0], expected[0])
+    np.testing.assert_array_equal(got[1], expected[1])
+    assert expected[0].size == 2000 - 100 - 10 - 1
+    monkeypatch.setattr(dedup, "_row_hashes", lambda X: np.zeros(X.shape[0], dtype=np.uint64))
+    got = dedup.distinct_rows(X)
+    np.testing.assert_array_equal(got[0], expected[0])
+    np.testing.assert_array_equal(got[1], expected[1])
+
+
+def test_centring_float32_descriptors_in_blocks_equals_the_whole_float64_difference(monkeypatch):
+    from lfabench_plugins.aggregators.prolfa import normalize
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(1001, 7)).astype(np.float32)
+    mean = X.mean(axis=0, dtype=np.float64)
+    monkeypatch.setattr(normalize, "CENTER_BLOCK_ROWS", 100)
+    out = normalize.center_descriptors(X, mean)
+    assert out.dtype == np.float32
+    np.testing.assert_array_equal(out, (X - mean).astype(np.float32))
+
+
 @pytest.mark.parametrize("k", [2, 4])
 def test_max_support_caps_every_prototype_and_keeps_J_monotone(k):
     """The k-sparse simplex option: <= k descriptors per prototype, columns on the simplex, J non-increasing,

@@ -194,3 +194,15 @@ def test_exact_model_fits_record_the_frank_wolfe_gap_of_their_result(backend):
                                                         rel=1e-9)
     assert res.info["frank_wolfe_gap"] >= -1e-9       # a sum of per-column gaps, each >= 0
     assert "frank_wolfe_gap" not in capped.info
+
+
+def test_r_metric_rows_in_blocks_equal_the_whole_product():
+    """The start's ``X R^T`` and squared norms, block by block (a ragged last block), against one product."""
+    from lfabench_plugins.aggregators.prolfa.start import _r_metric_rows
+
+    pb = clustered_problem(seed=7)
+    V = np.asarray(pb.X, dtype=np.float64) @ pb.R.T
+    V32, sq = _r_metric_rows(pb, block=37)
+    assert V32.dtype == np.float32 and V32.shape == V.shape
+    np.testing.assert_allclose(V32, V.astype(np.float32), rtol=1e-6)
+    np.testing.assert_allclose(sq, np.einsum("nd,nd->n", V, V), rtol=1e-12)
