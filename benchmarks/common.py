@@ -59,6 +59,24 @@ def write_rows(rows: list[dict], path, fieldnames=None) -> None:
         w.writerows(rows)
 
 
+def parse_param(text: str):
+    """``KEY=VALUE`` of a ``--param`` option: the value as an int, a float, None (``null``) or else a string."""
+    key, value = text.split("=", 1)
+    for cast in (int, float):
+        try:
+            return key, cast(value)
+        except ValueError:
+            pass
+    return key, None if value in ("null", "None") else value
+
+
+def selection_on_problem_rows(est, bags, y):
+    """A fitted ProLFA's ``selection_`` on the rows of its fit problem (the distinct descriptors of ``bags``):
+    the form :func:`save_selection` stores and :func:`fit_from_start` reads."""
+    _, _, reps = fit_problem(est, bags, y)
+    return est.selection_.tocsr()[reps].tocsc()
+
+
 def save_selection(path, C, J: float) -> None:
     """A fitted ``C`` (rows = the fit problem's distinct descriptors) and its J, for ``fit_from_start``."""
     C = C.tocsc()

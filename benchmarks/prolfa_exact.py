@@ -34,11 +34,11 @@ sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
 from common import (
     OUT,
     fit_from_start,
-    fit_problem,
     images_holding,
     one_nn_accuracy,
     save_selection,
     scene15_sift,
+    selection_on_problem_rows,
     write_rows,
 )
 
@@ -113,8 +113,7 @@ def main():
         suffix = "_continued" if args.start else "" if args.init == "one_hot" else f"_{args.init}"
         est, wall, cpu, _ = fit(train, y, 4096, args.max_iter, OUT / f"prolfa_exact_trajectory{suffix}.csv", args.init,
                                 args.start)
-        _, _, reps = fit_problem(est, train, y)            # the fit's rows: its distinct descriptors
-        save_selection(OUT / f"prolfa_exact_trajectory{suffix}_C.npz", est.selection_.tocsr()[reps],
+        save_selection(OUT / f"prolfa_exact_trajectory{suffix}_C.npz", selection_on_problem_rows(est, train, y),
                        est.objective_history_[-1])
         acc = one_nn_accuracy(est.transform(train), y, est.transform(bags.subset(test_idx)), labels[test_idx])
         print({"init": est.fit_info_["start"], "iterations": est.n_iter_, "converged": bool(est.converged_),

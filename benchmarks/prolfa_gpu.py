@@ -40,7 +40,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from common import fit_from_start, fit_problem, save_selection
+from common import fit_from_start, fit_problem, parse_param, save_selection, selection_on_problem_rows
 
 PACK = HERE / "gpu_pack" / "scene15_sift90_seed0.npz"
 START = HERE / "gpu_pack" / "start_capped_seed0.npz"
@@ -79,8 +79,7 @@ def pack_start(path: Path, max_images: int | None, n_prototypes: int, init: str 
     est = ProLFA(n_prototypes=n_prototypes, random_state=SEED, init=init)
     t0 = time.perf_counter()
     est.fit(bags, y)
-    _, _, reps = fit_problem(est, bags, y)
-    C = est.selection_.tocsr()[reps].tocsc()
+    C = selection_on_problem_rows(est, bags, y)
     save_selection(path, C, est.objective_history_[-1])
     print(f"{path}: capped fit, {est.n_iter_} iterations, {time.perf_counter() - t0:.1f} s, "
           f"J {est.objective_history_[-1]:.4f}, {C.nnz} non-zeros")
@@ -138,17 +137,6 @@ def _gpu_pool_gib() -> float | None:
         return round(cupy.get_default_memory_pool().total_bytes() / 2**30, 2)
     except Exception:
         return None
-
-
-def _param(text: str):
-    """``KEY=VALUE`` of ``--param``, the value as an int, a float or else a string."""
-    key, _, value = text.partition("=")
-    for cast in (int, float):
-        try:
-            return key, cast(value)
-        except ValueError:
-            pass
-    return key, value
 
 
 def fit(out: Path, fits: list[str], tol: float, backend: str, max_iter: int, max_images: int | None,
@@ -232,7 +220,7 @@ def main() -> None:
     f.add_argument("--max-images", type=int, default=None, help="a random subset of the images (smoke test)")
     f.add_argument("--n-prototypes", type=int, default=N_PROTOTYPES)
     f.add_argument("--start", type=Path, default=None, help="start every fit from this C (written by pack-start)")
-    f.add_argument("--param", action="append", default=[], type=_param, metavar="KEY=VALUE",
+    f.add_argument("--param", action="append", default=[], type=parse_param, metavar="KEY=VALUE",
                    help="another ProLFA parameter for every fit, e.g. feature_map=nystroem_rbf (repeatable)")
     e = sub.add_parser("evaluate")
     e.add_argument("directory", type=Path)

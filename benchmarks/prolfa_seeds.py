@@ -29,20 +29,10 @@ import warnings
 import numpy as np
 
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
-from common import OUT, one_nn_accuracy, scene15_sift  # noqa: E402
+from common import OUT, one_nn_accuracy, parse_param, scene15_sift  # noqa: E402
 
 from lfabench_plugins.aggregators.prolfa.plugin import ProLFA  # noqa: E402
 from lfabench_plugins.evaluators.splits import stratified_split  # noqa: E402
-
-
-def parse_param(text: str):
-    key, value = text.split("=", 1)
-    for cast in (int, float):
-        try:
-            return key, cast(value)
-        except ValueError:
-            pass
-    return key, None if value in ("null", "None") else value
 
 
 def paired(ours: dict, baselines_csv: str) -> None:

@@ -51,7 +51,7 @@ from sklearn.exceptions import ConvergenceWarning
 from .options import SolverOptions
 from .problem import Problem, first_trial_step, fit_loss, gradient_factor, quadratic_term
 from .result import ProLFAResult
-from .start import Start, check_start, start_selection
+from .start import Start, initial_selection
 from .wstep import solve_w
 
 __all__ = ["DENSE_BYTES_LIMIT", "array_namespace", "fit_dense", "project_columns_newton", "project_columns_topk"]
@@ -200,9 +200,7 @@ def _frank_wolfe_gap(pb: Problem, st: _DenseState, W: np.ndarray) -> float:
 
 def _start(pb: Problem, opts: SolverOptions, xp, X, given: Start | None):
     N, dbar = pb.n_descriptors, opts.n_prototypes
-    if given is not None:
-        check_start(given, N, dbar)
-    keys, values, name = given if given is not None else start_selection(pb, opts)
+    keys, values, name = initial_selection(pb, opts, given)
     C = xp.zeros((N, dbar))
     C[xp.asarray(keys % N), xp.asarray(keys // N)] = xp.asarray(values)
     return _DenseState(xp, X, C), name

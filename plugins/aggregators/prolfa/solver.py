@@ -65,7 +65,7 @@ from .problem import (
     quadratic_term,
 )
 from .result import ProLFAResult, one_hot_start
-from .start import Start, check_start, start_selection
+from .start import Start, initial_selection
 from .sparsecols import align, combine, from_csc, split_keys, to_csc
 from .wstep import solve_w
 from .zstep import reweighted_z_step
@@ -211,9 +211,7 @@ def _start(pb: Problem, opts: SolverOptions, given: Start | None = None) -> tupl
     """The start ``C`` (``given``, else the seeded one that ``opts.init`` names; :mod:`.start`), ``Z = C``,
     ``Lambda = 0``, the optimal ``W``; and which start it is."""
     N, dbar = pb.n_descriptors, opts.n_prototypes
-    if given is not None:
-        check_start(given, N, dbar)
-    keys, c, name = given if given is not None else start_selection(pb, opts)
+    keys, c, name = initial_selection(pb, opts, given)
     C = to_csc(keys, c, N, dbar)
     P = pb.prototypes(C)
     W = solve_w(pb, P)

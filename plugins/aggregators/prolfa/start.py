@@ -38,7 +38,7 @@ from .sparsecols import from_csc, make_keys, split_keys, to_csc
 from .wstep import solve_w
 
 __all__ = ["N_CANDIDATES", "Start", "cancelling_selection", "cancelling_start", "one_hot_selection",
-           "check_start", "selection_start", "start_selection"]
+           "check_start", "initial_selection", "selection_start", "start_selection"]
 
 #: Rows searched per column and round by the cancelling start (hub rows are wanted by many columns; 64
 #: left a quarter of the columns without a free partner at N = 100k, d̄ = 4,096).
@@ -89,6 +89,14 @@ def selection_start(C, pb: Problem, name: str = "given") -> Start:
         raise ValueError(f"start {name!r}: column {bad} of C is not on the simplex (sum {sums[bad]:.6g}, "
                          f"smallest entry {values.min() if values.size else 0.0:.3g})")
     return Start(keys, values, name)
+
+
+def initial_selection(pb: Problem, opts: SolverOptions, given: Start | None = None) -> Start:
+    """The solvers' start: ``given`` (checked against the fit's shape) or else the seeded start ``opts.init`` names."""
+    if given is None:
+        return start_selection(pb, opts)
+    check_start(given, pb.n_descriptors, opts.n_prototypes)
+    return given
 
 
 def check_start(start: Start, n_rows: int, n_cols: int) -> None:
