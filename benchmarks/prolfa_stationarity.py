@@ -13,10 +13,13 @@ Inputs: ``.npz`` selections (``benchmarks/common.save_selection``: ``prolfa_gpu.
 ``--calibrate``: what gap a fit that the CPU solver calls converged leaves, on a problem small enough to run
 to tight tolerances (300 random training images of the seed-0 split, N = 26,379, d̄ = 256; the capped model at
 tol 1e-4, 1e-6 and 1e-8, the exact model at 1e-4 and 1e-6: at 1e-8 it ran for over 30 CPU minutes without
-stopping), so the paper-scale gaps can be read against it.
+stopping), so the paper-scale gaps can be read against it. ``--pairwise``: the same problem's exact model by
+``backend="pairwise_fw"``, stopped by the gap itself (``gap_tol`` 1e-2, 1e-3, 1e-4).
 
     .venv/bin/python benchmarks/prolfa_stationarity.py FILE [FILE ...] --out benchmarks/results/prolfa_stationarity.csv
     .venv/bin/python benchmarks/prolfa_stationarity.py --calibrate --out benchmarks/results/prolfa_stationarity_calibration.csv
+    .venv/bin/python benchmarks/prolfa_stationarity.py --calibrate --pairwise \
+        --out benchmarks/results/prolfa_stationarity_calibration_pairwise.csv
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ def _selection(path: Path, reps: np.ndarray):
     return load_selection(path)
 
 
-def calibrate(out: Path, n_images: int = 300, n_prototypes: int = 256) -> None:
+def calibrate(out: Path, n_images: int = 300, n_prototypes: int = 256, pairwise: bool = False) -> None:
     import warnings
 
     from common import scene15_sift
@@ -59,9 +62,12 @@ def calibrate(out: Path, n_images: int = 300, n_prototypes: int = 256) -> None:
     keep = np.sort(np.random.default_rng(SEED).permutation(train_idx)[:n_images])
     train, y = bags.subset(keep), labels[keep]
     rows = []
-    for max_support, tols in ((4, (1e-4, 1e-6, 1e-8)), (None, (1e-4, 1e-6))):
+    # --pairwise: the exact model by backend="pairwise_fw", whose rule is the gap itself (gap_tol)
+    settings = ((None, (1e-2, 1e-3, 1e-4)),) if pairwise else ((4, (1e-4, 1e-6, 1e-8)), (None, (1e-4, 1e-6)))
+    for max_support, tols in settings:
         for tol in tols:
-            est = ProLFA(n_prototypes=n_prototypes, random_state=SEED, max_support=max_support, tol=tol, max_iter=5000)
+            rule = dict(backend="pairwise_fw", gap_tol=tol) if pairwise else dict(tol=tol)
+            est = ProLFA(n_prototypes=n_prototypes, random_state=SEED, max_support=max_support, max_iter=5000, **rule)
             pb, _, _ = fit_problem(est, train, y)
             t0 = time.process_time()
             with warnings.catch_warnings():
@@ -70,7 +76,8 @@ def calibrate(out: Path, n_images: int = 300, n_prototypes: int = 256) -> None:
             cpu = time.process_time() - t0
             gap = frank_wolfe_gap(pb, res.selection, res.projection)
             J = res.objective_history[-1]
-            rows.append({"N": pb.n_descriptors, "n_prototypes": n_prototypes, "max_support": max_support, "tol": tol,
+            rows.append({"N": pb.n_descriptors, "n_prototypes": n_prototypes, "max_support": max_support,
+                         "backend": est.backend, "rule": "gap_tol" if pairwise else "tol", "tol": tol,
                          "iterations": res.n_iter, "converged": res.converged, "J": round(J, 4),
                          "fw_gap": round(float(gap.sum()), 4), "fw_gap_over_J": float(f"{gap.sum() / J:.3g}"),
                          "nnz_per_column_mean": round(res.selection.nnz / n_prototypes, 1), "cpu_s": round(cpu, 1)})
@@ -89,9 +96,10 @@ def main() -> None:
     ap.add_argument("files", nargs="*", type=Path)
     ap.add_argument("--out", type=Path, default=HERE / "out" / "prolfa_stationarity.csv")
     ap.add_argument("--calibrate", action="store_true", help="converged fits on a 26k-descriptor subset instead")
+    ap.add_argument("--pairwise", action="store_true", help="with --calibrate: the exact model by backend=pairwise_fw")
     args = ap.parse_args()
     if args.calibrate:
-        return calibrate(args.out)
+        return calibrate(args.out, pairwise=args.pairwise)
     bags, y = _load_pack()
     pb, _, reps = fit_problem(ProLFA(n_prototypes=N_PROTOTYPES, random_state=SEED), bags, y)
     rows = []

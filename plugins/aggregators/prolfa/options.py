@@ -17,7 +17,7 @@ import numpy as np
 __all__ = ["SolverOptions"]
 
 STEPS = ("backtracking", "lipschitz")
-BACKENDS = ("sparse", "dense", "cupy")
+BACKENDS = ("sparse", "dense", "cupy", "pairwise_fw")
 INITS = ("one_hot", "cancelling")
 
 
@@ -68,6 +68,12 @@ class SolverOptions:
         ``"cupy"``: C held whole, on the CPU (NumPy; small problems) or an NVIDIA GPU (CuPy), by
         projected-gradient C-steps with an exact line search (:mod:`.dense`; same J, same start,
         same stopping rule; ``mu``, the ADMM, re-weighting and search options are unused there).
+        ``"pairwise_fw"``: the paper's plain simplex only (``max_support=None``), by block pairwise
+        Frank-Wolfe steps on searched working sets (:mod:`.pairwise`): ``search_every`` steps per exact
+        search of ``n_candidates`` rows per column, at most ``max_iter`` searches, stopping on ``gap_tol``.
+    gap_tol : float
+        ``backend="pairwise_fw"``'s stopping rule: the Frank-Wolfe gap of J (summed over columns) at most
+        ``gap_tol`` times J at a search (> 0); a first-order stationarity certificate, unlike ``tol``.
     """
 
     n_prototypes: int = 128
@@ -87,6 +93,7 @@ class SolverOptions:
     random_state: object = None
     backend: str = "sparse"
     init: str = "one_hot"
+    gap_tol: float = 1e-3
 
     def __post_init__(self):
         for name in ("n_prototypes", "max_iter", "max_iter_admm", "max_iter_reweight", "n_candidates", "search_every"):
@@ -94,7 +101,7 @@ class SolverOptions:
             if int(value) != value or int(value) < 1:
                 raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
             object.__setattr__(self, name, int(value))
-        for name in ("mu", "eps", "tol"):
+        for name in ("mu", "eps", "tol", "gap_tol"):
             if not float(getattr(self, name)) > 0:
                 raise ValueError(f"{name} must be > 0, got {getattr(self, name)!r}")
         for name in ("admm_tol", "reweight_tol"):
@@ -112,7 +119,7 @@ class SolverOptions:
             if int(self.max_support) != self.max_support or int(self.max_support) < 1:
                 raise ValueError(f"max_support must be >= 1 or None, got {self.max_support!r}")
             object.__setattr__(self, "max_support", int(self.max_support))
-        for name in ("mu", "eps", "tol", "admm_tol", "reweight_tol", "extrapolate"):
+        for name in ("mu", "eps", "tol", "gap_tol", "admm_tol", "reweight_tol", "extrapolate"):
             object.__setattr__(self, name, float(getattr(self, name)))
 
     @classmethod

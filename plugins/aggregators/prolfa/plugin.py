@@ -159,7 +159,12 @@ class ProLFA(Aggregator):
         (default): C sparse on working sets, on the CPU. ``"cupy"``: C whole on an NVIDIA GPU
         (``pip install 'lfabench[gpu]'``), projected-gradient C-steps with an exact line search
         (:mod:`lfabench_plugins.aggregators.prolfa.dense`); ``"dense"``: the same on the CPU with NumPy,
-        for small problems (it refuses ones over 4 GiB).
+        for small problems (it refuses ones over 4 GiB). ``"pairwise_fw"``: the paper's plain simplex only
+        (``max_support=None``), by block pairwise Frank-Wolfe steps on searched working sets
+        (:mod:`lfabench_plugins.aggregators.prolfa.pairwise`), stopping when the Frank-Wolfe gap certifies
+        stationarity (``gap_tol``); at paper scale the one that converges (docs/prolfa-performance.md).
+    gap_tol : float
+        ``backend="pairwise_fw"`` only: stop when J's Frank-Wolfe gap is at most ``gap_tol`` times J.
     init : {"one_hot", "cancelling"}
         Where the solver starts (:mod:`lfabench_plugins.aggregators.prolfa.start`; the model and the
         stopping rule are the same). ``"one_hot"`` (default): one seeded random descriptor per prototype.
@@ -203,7 +208,7 @@ class ProLFA(Aggregator):
                  normalize: str = "l2_centered", max_support: int | None = _S.max_support,
                  search_every: int = _S.search_every, feature_map: str = "linear", n_components: int = 1024,
                  gamma: float = 2.0, feature_map_fit_size: int = 20000, scale: float | str = 1.0,
-                 random_state=None, backend: str = "sparse", init: str = _S.init):
+                 random_state=None, backend: str = "sparse", init: str = _S.init, gap_tol: float = _S.gap_tol):
         self.n_prototypes = n_prototypes
         self.lambda1 = lambda1
         self.lambda2 = lambda2
@@ -229,6 +234,7 @@ class ProLFA(Aggregator):
         self.random_state = random_state
         self.backend = backend
         self.init = init
+        self.gap_tol = gap_tol
 
     def _check_params(self) -> SolverOptions:
         """Validate the model's own parameters and return the solver's options, built once from the rest."""
@@ -364,7 +370,7 @@ class SemiProLFA(ProLFA):
 
 
 #: Parameters added after records were published: out of the default config, so existing run keys hold.
-OPT_IN_PARAMS = ("backend", "init")
+OPT_IN_PARAMS = ("backend", "init", "gap_tol")
 
 
 @hookimpl

@@ -381,8 +381,14 @@ def fit_prolfa(pb: Problem, options: SolverOptions | None = None, start: Start |
 
     ``backend="dense"`` / ``"cupy"`` hands the fit to :func:`~lfabench_plugins.aggregators.prolfa.dense.fit_dense`
     (C held whole, on NumPy or a GPU): same model, start and stopping rule, another route.
+    ``backend="pairwise_fw"`` hands the plain-simplex fit to :func:`~lfabench_plugins.aggregators.prolfa.pairwise.fit_pairwise`
+    (block pairwise Frank-Wolfe, stopping on the Frank-Wolfe gap ``gap_tol``).
     """
     opts = SolverOptions() if options is None else options
+    if opts.backend == "pairwise_fw":
+        from .pairwise import fit_pairwise
+
+        return fit_pairwise(pb, opts, start)
     if opts.backend != "sparse":
         from .dense import fit_dense
 

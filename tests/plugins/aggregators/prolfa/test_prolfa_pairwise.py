@@ -1,0 +1,163 @@
+"""Block pairwise Frank-Wolfe on the paper's exact model (``backend="pairwise_fw"``): the gap it stops on is the
+independent formula's, every step is a descent step on the simplex, and a converged fit is certified stationary."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
+from test_prolfa_dense import clustered_problem
+
+from lfabench.registry import get_registry
+from lfabench_plugins.aggregators.prolfa import SolverOptions, fit_prolfa, objective
+from lfabench_plugins.aggregators.prolfa import cstep
+from lfabench_plugins.aggregators.prolfa.pairwise import WorkingColumns, column_grams, column_step, search_gap
+from lfabench_plugins.aggregators.prolfa.plugin import ProLFA
+from lfabench_plugins.aggregators.prolfa.problem import frank_wolfe_gap, gradient_factor
+from lfabench_plugins.aggregators.prolfa.sparsecols import make_keys
+from lfabench_plugins.aggregators.prolfa.wstep import solve_w
+
+
+def random_columns(pb, n_cols, per_col, seed):
+    """A feasible C with ``per_col`` distinct random rows per column (rows shared across columns on purpose)."""
+    rng = np.random.default_rng(seed)
+    N = pb.n_descriptors
+    rows = np.concatenate([np.sort(rng.choice(N // 3, per_col, replace=False)) for _ in range(n_cols)])
+    cols = np.repeat(np.arange(n_cols), per_col)
+    vals = rng.random(rows.size) + 0.1
+    vals /= np.bincount(cols, weights=vals)[cols]
+    keys = make_keys(rows, cols, N)
+    order = np.argsort(keys)
+    X32 = np.ascontiguousarray(pb.X, dtype=np.float32)
+    return WorkingColumns.from_keys(X32, keys[order], vals[order], n_cols), X32
+
+
+def float32_problem(seed=0):
+    pb = clustered_problem(seed=seed)
+    pb.X = np.ascontiguousarray(pb.X, dtype=np.float32)        # what the plugin hands the solver
+    return pb
+
+
+@pytest.mark.parametrize("flat_search", [False, True])
+def test_search_gap_equals_the_frank_wolfe_gap_formula(monkeypatch, flat_search):
+    """Per column, against :func:`frank_wolfe_gap` (a dense pass over every row), on the dense and the FAISS path."""
+    if flat_search:
+        monkeypatch.setattr(cstep, "DENSE_SEARCH_LIMIT", 0)
+    pb = float32_problem()
+    wc, X32 = random_columns(pb, 8, 5, seed=1)
+    C = wc.selection()
+    W = solve_w(pb, wc.prototypes())
+    H = gradient_factor(pb, wc.prototypes(), W)
+    for m in (1, 3, 12):
+        cand, gap = search_gap(pb, X32, wc, H, wc.row_sums(), m)
+        assert cand.shape == (8, m)
+        np.testing.assert_allclose(gap, frank_wolfe_gap(pb, C, W), rtol=1e-5, atol=1e-6)
+
+
+def test_working_set_keeps_the_support_and_adds_each_candidate_once():
+    pb = float32_problem()
+    wc, _ = random_columns(pb, 6, 3, seed=2)
+    before = wc.selection().toarray()
+    cand = np.tile(np.arange(5), (6, 1))
+    cand[0] = wc.rows[0, :3].tolist() + [200, 201]                  # two of column 0's candidates are its support
+    ext = wc.extended(cand)
+    np.testing.assert_array_equal(ext.selection().toarray(), before)
+    for j in range(6):
+        filled = ext.rows[j][ext.rows[j] >= 0]
+        assert np.unique(filled).size == filled.size
+        assert set(filled) == set(wc.rows[j][wc.support[j]]) | set(cand[j])
+    np.testing.assert_array_equal(ext.Xg[ext.rows >= 0], pb.X[ext.rows[ext.rows >= 0]])
+
+
+def test_column_grams_give_each_columns_fit_curvature():
+    """``d^T B_j d == ||R X^T d||^2`` for a move ``d`` of column j on its working set (the direct formula)."""
+    pb = float32_problem(seed=4)
+    wc, _ = random_columns(pb, 5, 4, seed=4)
+    B = column_grams(pb, wc)
+    rng = np.random.default_rng(0)
+    for j in range(5):
+        d = np.where(wc.rows[j] >= 0, rng.normal(size=wc.rows.shape[1]), 0.0)
+        u = np.asarray(pb.X[wc.rows[j][wc.rows[j] >= 0]], dtype=np.float64).T @ d[wc.rows[j] >= 0]
+        assert d @ B[j].astype(np.float64) @ d == pytest.approx(float(np.sum((pb.R @ u) ** 2)), rel=1e-5)
+
+
+@pytest.mark.parametrize("n_inner", [1, 64])
+def test_a_block_step_never_raises_j_and_stays_on_the_simplex(n_inner):
+    """J(., W) at fixed W, by ``objective`` itself; the returned P and row sums equal the recomputed ones."""
+    pb = float32_problem(seed=3)
+    wc, X32 = random_columns(pb, 8, 4, seed=3)
+    P = wc.prototypes()
+    W = solve_w(pb, P)
+    r = wc.row_sums()
+    H = gradient_factor(pb, P, W)
+    cand, _ = search_gap(pb, X32, wc, H, r, 6)
+    wc = wc.extended(cand)
+    B = column_grams(pb, wc)
+    taus = []
+    for _ in range(20):
+        J0 = objective(pb, wc.selection(), W)
+        P, r, tau = column_step(pb, wc, B, P, W, gradient_factor(pb, P, W), r, n_inner)
+        taus.append(tau)
+        C = wc.selection()
+        assert objective(pb, C, W) <= J0 + 1e-10 * abs(J0)
+        assert C.data.min() > 0
+        np.testing.assert_allclose(np.asarray(C.sum(axis=0)).ravel(), 1.0, atol=1e-12)
+        np.testing.assert_allclose(P, wc.prototypes(), atol=1e-10)
+        np.testing.assert_allclose(r, wc.row_sums(), atol=1e-12)
+    assert max(taus) > 0                                              # it moved
+
+
+def test_a_converged_fit_is_certified_stationary_and_j_never_rises():
+    """The stopping rule is checked against the independent gap formula at the returned point."""
+    pb = float32_problem(seed=1)
+    res = fit_prolfa(pb, SolverOptions(n_prototypes=8, random_state=0, max_support=None, backend="pairwise_fw",
+                                       gap_tol=1e-2, max_iter=2000))
+    assert res.converged
+    h = np.asarray(res.objective_history)
+    assert np.all(np.diff(h) <= 1e-9 * np.abs(h[:-1]))
+    C, W = res.selection, res.projection
+    np.testing.assert_allclose(np.asarray(C.sum(axis=0)).ravel(), 1.0, atol=1e-12)
+    assert C.data.min() > 0
+    np.testing.assert_allclose(objective(pb, C, W), h[-1], rtol=1e-9)
+    np.testing.assert_allclose(W, solve_w(pb, pb.prototypes(C)), atol=1e-10)
+    gap = float(frank_wolfe_gap(pb, C, W).sum())
+    assert gap <= 1e-2 * h[-1]
+    assert res.info["frank_wolfe_gap"] == pytest.approx(gap, rel=1e-5, abs=1e-8)
+
+
+def test_max_iter_warns_and_records_the_gap_at_the_returned_point():
+    pb = float32_problem(seed=2)
+    with pytest.warns(ConvergenceWarning, match="pairwise_fw"):
+        res = fit_prolfa(pb, SolverOptions(n_prototypes=8, random_state=0, max_support=None, backend="pairwise_fw",
+                                           gap_tol=1e-9, max_iter=3))
+    assert not res.converged and res.n_iter == 3
+    assert res.info["frank_wolfe_gap"] == pytest.approx(
+        float(frank_wolfe_gap(pb, res.selection, res.projection).sum()), rel=1e-5)
+
+
+def test_the_capped_model_is_refused_by_name():
+    with pytest.raises(ValueError, match="max_support=None"):
+        fit_prolfa(float32_problem(), SolverOptions(n_prototypes=8, max_support=4, backend="pairwise_fw"))
+    with pytest.raises(ValueError, match="gap_tol"):
+        SolverOptions(gap_tol=0)
+
+
+def test_the_plugin_fits_with_it_and_gap_tol_is_opt_in():
+    """Through the estimator (float32 descriptors, dedup, normalisation); ``gap_tol`` stays out of the default
+    config, so published run keys hold."""
+    rng = np.random.default_rng(0)
+    from lfabench.bags import Bags
+
+    y = np.arange(30) % 3
+    bags = Bags.from_list([rng.normal(loc=k, size=(8, 5)).astype(np.float32) for k in y])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est = ProLFA(n_prototypes=6, max_support=None, backend="pairwise_fw", gap_tol=1e-2, random_state=0).fit(bags, y)
+    assert est.transform(bags).shape == (30, 6)
+    assert est.fit_info_["frank_wolfe_gap"] >= 0
+    spec = get_registry().get_spec("aggregator", "prolfa")
+    assert "gap_tol" in ProLFA().get_params() and "gap_tol" not in spec.defaults
+    assert isinstance(est.selection_, sp.spmatrix)
