@@ -25,7 +25,16 @@ import time
 import warnings
 
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
-from common import OUT, fit_from_start, one_nn_accuracy, save_selection, scene15_sift, selection_on_problem_rows, write_rows
+from common import (
+    OUT,
+    fit_from_start,
+    fit_problem,
+    one_nn_accuracy,
+    save_selection,
+    scene15_sift,
+    selection_on_problem_rows,
+    write_rows,
+)
 
 from lfabench_plugins.aggregators.prolfa import objective
 from lfabench_plugins.aggregators.prolfa.plugin import ProLFA
@@ -81,8 +90,6 @@ def main():
     logger.removeHandler(handler)
     C = selection_on_problem_rows(est, train, y)
     save_selection(OUT / f"{name}_C.npz", C, est.objective_history_[-1])
-    from common import fit_problem
-
     pb, _, _ = fit_problem(est, train, y)
     t1 = time.process_time()
     gap = float(frank_wolfe_gap(pb, C, est.projection_).sum())

@@ -68,9 +68,10 @@ class SolverOptions:
         ``"cupy"``: C held whole, on the CPU (NumPy; small problems) or an NVIDIA GPU (CuPy), by
         projected-gradient C-steps with an exact line search (:mod:`.dense`; same J, same start,
         same stopping rule; ``mu``, the ADMM, re-weighting and search options are unused there).
-        ``"pairwise_fw"``: the paper's plain simplex only (``max_support=None``), by block pairwise
-        Frank-Wolfe steps on searched working sets (:mod:`.pairwise`): ``search_every`` steps per exact
-        search of ``n_candidates`` rows per column, at most ``max_iter`` searches, stopping on ``gap_tol``.
+        ``"pairwise_fw"``: the paper's plain simplex only (``max_support=None``), by block majorise-minimise
+        steps (pairwise Frank-Wolfe on each column's bound) on searched working sets (:mod:`.pairwise`):
+        ``search_every`` block steps per exact search of ``n_candidates`` rows per column, at most ``max_iter``
+        searches, stopping on ``gap_tol``.
     gap_tol : float
         ``backend="pairwise_fw"``'s stopping rule: the Frank-Wolfe gap of J (summed over columns) at most
         ``gap_tol`` times J at a search (> 0); a first-order stationarity certificate, unlike ``tol``.

@@ -47,7 +47,7 @@ from .sparsecols import split_keys
 from .start import Start, initial_selection
 from .wstep import solve_w
 
-__all__ = ["fit_pairwise", "WorkingColumns", "search_gap", "column_grams", "column_step"]
+__all__ = ["WorkingColumns", "column_grams", "column_step", "fit_pairwise", "search_gap"]
 
 log = logging.getLogger("lfabench_plugins.aggregators.prolfa")
 
@@ -73,7 +73,7 @@ class WorkingColumns:
         self.Xg[full] = X[rows[full]]
 
     @classmethod
-    def from_keys(cls, X: np.ndarray, keys: np.ndarray, values: np.ndarray, n_cols: int) -> "WorkingColumns":
+    def from_keys(cls, X: np.ndarray, keys: np.ndarray, values: np.ndarray, n_cols: int) -> WorkingColumns:
         rows, cols = split_keys(keys, X.shape[0])
         counts = np.bincount(cols, minlength=n_cols)
         K = _padded(int(counts.max()) if counts.size else 1)
@@ -116,7 +116,7 @@ class WorkingColumns:
         g = fit + 2.0 * pb.lambda1 * (np.where(full, r[np.maximum(self.rows, 0)], 0.0) - self.vals)
         return np.where(full, g, np.inf)
 
-    def extended(self, cand: np.ndarray) -> "WorkingColumns":
+    def extended(self, cand: np.ndarray) -> WorkingColumns:
         """The support plus the rows ``cand`` ``(d̄, m)`` not already on it (empty slots dropped)."""
         sup = self.support
         new = ~(cand[:, :, None] == np.where(sup, self.rows, -2)[:, None, :]).any(axis=2)
@@ -181,7 +181,7 @@ def column_step(pb: Problem, wc: WorkingColumns, B: np.ndarray, P: np.ndarray, W
     ``D`` is then scaled by the exact minimiser ``tau in [0, 1]`` of the quadratic ``J(C + tau D, W)``, from
     coefficients computed on ``D`` itself, so J never increases.
     """
-    n_cols, K = wc.rows.shape
+    n_cols = wc.rows.shape[0]
     full = wc.rows >= 0
     c0 = wc.vals.copy()
     sigma2 = float(np.linalg.norm(W, 2) ** 2) if W.size else 0.0
@@ -220,9 +220,9 @@ def column_step(pb: Problem, wc: WorkingColumns, B: np.ndarray, P: np.ndarray, W
 
 
 def fit_pairwise(pb: Problem, opts: SolverOptions, start: Start | None = None) -> ProLFAResult:
-    """Minimise J on the paper's plain simplex by block pairwise Frank-Wolfe (module docstring).
+    """Minimise J on the paper's plain simplex by block majorise-minimise with pairwise steps (module docstring).
 
-    ``opts``: ``n_candidates`` rows searched per column, ``search_every`` pairwise steps per search,
+    ``opts``: ``n_candidates`` rows searched per column, ``search_every`` block steps per search,
     ``max_iter`` searches at most, ``gap_tol`` the stopping rule (``sum_j gap_j <= gap_tol * J`` at a
     search). ``objective_history`` holds J at the start and after every outer iteration (non-increasing).
     """

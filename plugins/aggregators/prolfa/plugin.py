@@ -160,7 +160,7 @@ class ProLFA(Aggregator):
         (``pip install 'lfabench[gpu]'``), projected-gradient C-steps with an exact line search
         (:mod:`lfabench_plugins.aggregators.prolfa.dense`); ``"dense"``: the same on the CPU with NumPy,
         for small problems (it refuses ones over 4 GiB). ``"pairwise_fw"``: the paper's plain simplex only
-        (``max_support=None``), by block pairwise Frank-Wolfe steps on searched working sets
+        (``max_support=None``), by block majorise-minimise steps (pairwise Frank-Wolfe) on searched working sets
         (:mod:`lfabench_plugins.aggregators.prolfa.pairwise`), stopping when the Frank-Wolfe gap certifies
         stationarity (``gap_tol``); at paper scale the one that converges (docs/prolfa-performance.md).
     gap_tol : float

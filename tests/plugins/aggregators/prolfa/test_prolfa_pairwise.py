@@ -12,8 +12,7 @@ from sklearn.exceptions import ConvergenceWarning
 from test_prolfa_dense import clustered_problem
 
 from lfabench.registry import get_registry
-from lfabench_plugins.aggregators.prolfa import SolverOptions, fit_prolfa, objective
-from lfabench_plugins.aggregators.prolfa import cstep
+from lfabench_plugins.aggregators.prolfa import SolverOptions, cstep, fit_prolfa, objective
 from lfabench_plugins.aggregators.prolfa.pairwise import WorkingColumns, column_grams, column_step, search_gap
 from lfabench_plugins.aggregators.prolfa.plugin import ProLFA
 from lfabench_plugins.aggregators.prolfa.problem import frank_wolfe_gap, gradient_factor
