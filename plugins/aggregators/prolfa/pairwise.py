@@ -203,10 +203,11 @@ def column_step(pb: Problem, wc: WorkingColumns, B: np.ndarray, P: np.ndarray, W
         gamma = np.where(move, np.minimum(v[flat, a], -delta / (2.0 * np.maximum(curv, 1e-300))), 0.0)
         v[flat, s] += gamma
         v[flat, a] = np.where(move & (gamma >= v[flat, a]), 0.0, v[flat, a] - gamma)
-        gq += 2.0 * gamma[:, None] * scale * (B[flat, :, s] - B[flat, :, a])
+        # B_j is symmetric: its rows s and a are its columns (a contiguous gather); empty slots have zero rows
+        # and columns in B and e, so their +inf stays
+        gq += (2.0 * scale) * gamma[:, None] * (B[flat, s] - B[flat, a])
         gq[flat, s] += 2.0 * gamma * e[flat, s]
         gq[flat, a] -= 2.0 * gamma * e[flat, a]
-        gq[~full] = np.inf
     D = np.where(full, v - c0, 0.0)
     U = np.einsum("jkd,jk->dj", wc.Xg, D, dtype=np.float64)       # X^T D
     rho = np.bincount(wc.rows[full], weights=D[full], minlength=r.size)
