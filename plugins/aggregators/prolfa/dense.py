@@ -49,7 +49,7 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
 from .options import SolverOptions
-from .problem import Problem, first_trial_step, fit_loss, gradient_factor, quadratic_term
+from .problem import Problem, energy, first_trial_step, fit_loss, gradient_factor, quadratic_term
 from .result import ProLFAResult
 from .start import Start, initial_selection
 from .wstep import solve_w
@@ -147,7 +147,7 @@ class _DenseState:
 
 def _objective(pb: Problem, st: _DenseState, W: np.ndarray) -> float:
     """J (eq. "ModelRelax2") at the state's C and ``W``, from its prototypes, row sums and ``||C||^2``."""
-    return fit_loss(pb, st.P, W) + pb.lambda1 * st.exclusivity() + pb.lambda2 * float(np.sum(W * W))
+    return energy(pb, st.P, W, st.exclusivity())
 
 
 def _blocks(n_rows: int, n_cols: int):

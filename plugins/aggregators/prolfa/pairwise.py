@@ -41,7 +41,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from .cstep import top_candidates
 from .options import SolverOptions
-from .problem import Problem, fit_loss, gradient_factor, quadratic_term
+from .problem import Problem, energy, fit_loss, gradient_factor, quadratic_term
 from .result import ProLFAResult
 from .sparsecols import split_keys
 from .start import Start, initial_selection
@@ -93,6 +93,14 @@ class WorkingColumns:
         sup = self.support
         return np.bincount(self.rows[sup], weights=self.vals[sup], minlength=self.X.shape[0])
 
+    def exclusivity(self, r: np.ndarray) -> float:
+        """``E(C) = r.r - ||C||_F^2`` from the row sums ``r`` (:func:`row_sums`)."""
+        return float(r @ r) - float(np.sum(self.vals * self.vals))
+
+    def on_support(self, cand: np.ndarray) -> np.ndarray:
+        """``(d̄, m)`` bool: whether each row of ``cand`` ``(d̄, m)`` is on its column's support."""
+        return (cand[:, :, None] == np.where(self.support, self.rows, -2)[:, None, :]).any(axis=2)
+
     def prototypes(self) -> np.ndarray:
         """``P = X^T C`` ``(d, d̄)`` float64."""
         return np.einsum("jkd,jk->dj", self.Xg, self.vals, dtype=np.float64)
@@ -119,7 +127,7 @@ class WorkingColumns:
     def extended(self, cand: np.ndarray) -> WorkingColumns:
         """The support plus the rows ``cand`` ``(d̄, m)`` not already on it (empty slots dropped)."""
         sup = self.support
-        new = ~(cand[:, :, None] == np.where(sup, self.rows, -2)[:, None, :]).any(axis=2)
+        new = ~self.on_support(cand)
         rows = np.concatenate([np.where(sup, self.rows, -1), np.where(new, cand, -1)], axis=1)
         vals = np.concatenate([np.where(sup, self.vals, 0.0), np.zeros(cand.shape)], axis=1)
         order = np.argsort(rows < 0, axis=1, kind="stable")        # filled slots first, in order
@@ -132,10 +140,6 @@ def _padded(k: int) -> int:
     return max(PAD, -(-k // PAD) * PAD)
 
 
-def _objective(pb: Problem, P: np.ndarray, W: np.ndarray, r: np.ndarray, vals: np.ndarray) -> float:
-    """J from the prototypes, the row sums and the weights (exclusivity ``r.r - ||C||_F^2``)."""
-    return (fit_loss(pb, P, W) + pb.lambda1 * (float(r @ r) - float(np.sum(vals * vals)))
-            + pb.lambda2 * float(np.sum(W * W)))
 
 
 def search_gap(pb: Problem, X32: np.ndarray, wc: WorkingColumns, H: np.ndarray, r: np.ndarray,
@@ -155,7 +159,7 @@ def search_gap(pb: Problem, X32: np.ndarray, wc: WorkingColumns, H: np.ndarray, 
     sup = wc.support
     g = wc.gradient(pb, H, r)
     on_support_min = np.where(sup, g, np.inf).min(axis=1)
-    listed = (cand[:, :, None] == np.where(sup, wc.rows, -2)[:, None, :]).any(axis=2)
+    listed = wc.on_support(cand)
     Xc = np.asarray(wc.X[cand], dtype=np.float64)
     base = 2.0 * np.einsum("jmd,dj->jm", Xc, H) + 2.0 * pb.lambda1 * r[cand]
     off_support_min = np.where(listed, np.inf, base).min(axis=1)
@@ -238,7 +242,7 @@ def fit_pairwise(pb: Problem, opts: SolverOptions, start: Start | None = None) -
     P = wc.prototypes()
     W = solve_w(pb, P)
     r = wc.row_sums()
-    J = _objective(pb, P, W, r, wc.vals)
+    J = energy(pb, P, W, wc.exclusivity(r))
     history, gaps, converged, it = [J], [], False, 0
     stats = {"start": start_name, "searches": 0, "search_s": 0.0, "zero_steps": 0}
     for it in range(1, opts.max_iter + 1):
@@ -263,7 +267,7 @@ def fit_pairwise(pb: Problem, opts: SolverOptions, start: Start | None = None) -
         del B
         r = wc.row_sums()                         # no drift from the incremental updates
         P = wc.prototypes()
-        J = _objective(pb, P, W, r, wc.vals)
+        J = energy(pb, P, W, wc.exclusivity(r))
         history.append(J)
     if not converged:
         # the last gap was measured before the last steps: measure it at the point returned
@@ -272,7 +276,7 @@ def fit_pairwise(pb: Problem, opts: SolverOptions, start: Start | None = None) -
                       f"gap fell below gap_tol={opts.gap_tol} of J (last: {gaps[-1] / abs(J):.2e})",
                       ConvergenceWarning, stacklevel=3)
     C = wc.selection()
-    stats.update(fit_loss=fit_loss(pb, P, W), exclusivity=float(r @ r) - float(np.sum(wc.vals ** 2)),
+    stats.update(fit_loss=fit_loss(pb, P, W), exclusivity=wc.exclusivity(r),
                  frank_wolfe_gap=gaps[-1], frank_wolfe_gaps=gaps, seconds=time.perf_counter() - t_start,
                  nnz_per_column_max=int(wc.support.sum(axis=1).max()))
     return ProLFAResult(selection=C, projection=W, prototypes=P, objective_history=history, n_iter=it,

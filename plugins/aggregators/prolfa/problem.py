@@ -27,7 +27,7 @@ import scipy.sparse as sp
 
 from .sparsecols import combine
 
-__all__ = ["Problem", "fit_loss", "exclusivity", "objective", "gradient_factor", "gradient_entries",
+__all__ = ["Problem", "fit_loss", "exclusivity", "objective", "energy", "gradient_factor", "gradient_entries",
            "quadratic_term", "lipschitz_bound", "first_trial_step", "frank_wolfe_gap"]
 
 
@@ -119,7 +119,13 @@ def exclusivity(C: sp.spmatrix) -> float:
 def objective(pb: Problem, C: sp.spmatrix, W: np.ndarray, P: np.ndarray | None = None) -> float:
     """The paper's energy ``J(C, W)`` (eq. "ModelRelax2")."""
     P = pb.prototypes(C) if P is None else P
-    return fit_loss(pb, P, W) + pb.lambda1 * exclusivity(C) + pb.lambda2 * float(np.sum(W * W))
+    return energy(pb, P, W, exclusivity(C))
+
+
+def energy(pb: Problem, P: np.ndarray, W: np.ndarray, exclusivity_value: float) -> float:
+    """J from its parts: ``fit(P, W) + lambda1 E + lambda2 ||W||^2``, for solvers that hold ``E`` in their own
+    form (row sums, a dense ``C``) rather than as a sparse ``C``."""
+    return fit_loss(pb, P, W) + pb.lambda1 * exclusivity_value + pb.lambda2 * float(np.sum(W * W))
 
 
 def gradient_factor(pb: Problem, P: np.ndarray, W: np.ndarray) -> np.ndarray:
