@@ -70,10 +70,12 @@ def parse_param(text: str):
     return key, None if value in ("null", "None") else value
 
 
-def selection_on_problem_rows(est, bags, y):
+def selection_on_problem_rows(est, bags, y, reps=None):
     """A fitted ProLFA's ``selection_`` on the rows of its fit problem (the distinct descriptors of ``bags``):
-    the form :func:`save_selection` stores and :func:`fit_from_start` reads."""
-    _, _, reps = fit_problem(est, bags, y)
+    the form :func:`save_selection` stores and :func:`fit_from_start` reads. ``reps`` (those rows, from
+    :func:`fit_problem`) saves rebuilding the problem when the caller has it."""
+    if reps is None:
+        _, _, reps = fit_problem(est, bags, y)
     return est.selection_.tocsr()[reps].tocsc()
 
 

@@ -88,9 +88,9 @@ def main():
         est.fit(train, y) if args.start is None else fit_from_start(est, train, y, args.start)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     logger.removeHandler(handler)
-    C = selection_on_problem_rows(est, train, y)
+    pb, _, reps = fit_problem(est, train, y)                  # the fit's problem, rebuilt once for the checks
+    C = selection_on_problem_rows(est, train, y, reps)
     save_selection(OUT / f"{name}_C.npz", C, est.objective_history_[-1])
-    pb, _, _ = fit_problem(est, train, y)
     t1 = time.process_time()
     gap = float(frank_wolfe_gap(pb, C, est.projection_).sum())
     J = objective(pb, C, est.projection_)
