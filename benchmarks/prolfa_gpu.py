@@ -23,6 +23,7 @@ already low-J point).
     .venv/bin/python benchmarks/prolfa_gpu.py pack-start                 # the capped C, for --start
     python3 benchmarks/prolfa_gpu.py fit --out $OUT --fits capped exact  # GPU machine (CuPy)
     python3 benchmarks/prolfa_gpu.py fit --out $OUT --fits exact --start benchmarks/gpu_pack/start_capped_seed0.npz
+    python3 benchmarks/prolfa_gpu.py fit --out $OUT --fits exact --backend pairwise_fw_cupy   # the paper's model, FW gap
     .venv/bin/python benchmarks/prolfa_gpu.py evaluate DIR               # DIR: where the fits came back
 """
 
@@ -35,6 +36,7 @@ import sys
 import time
 import warnings
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
@@ -97,17 +99,22 @@ def _load_pack(max_images: int | None = None):
 
 
 class _Trajectory(logging.Handler):
-    """Writes the dense solver's per-iteration log lines to a CSV as they come (a fit cut off by the
-    machine's time limit still leaves its trajectory); a context manager that attaches it to the solver's logger."""
+    """Writes the GPU solver's per-iteration log lines to a CSV as they come (a fit cut off by the
+    machine's time limit still leaves its trajectory); a context manager that attaches it to the solver's logger.
+    ``backend="cupy"``: one row per iteration; ``"pairwise_fw_cupy"``: one row per search, with its FW gap."""
 
-    def __init__(self, path: Path):
+    HEADERS: ClassVar[dict[str, str]] = {"prolfa dense iter": "iteration,J,relative_change,s,t,wall_s",
+               "prolfa pairwise iter": "search,J,gap,gap_over_J,nnz,K,wall_s"}
+
+    def __init__(self, path: Path, backend: str = "cupy"):
         super().__init__(level=logging.DEBUG)
         self.path = path
-        path.write_text("iteration,J,relative_change,s,t,wall_s\n")
+        self.prefix = "prolfa pairwise iter" if backend.startswith("pairwise_fw") else "prolfa dense iter"
+        path.write_text(self.HEADERS[self.prefix] + "\n")
         self.logger = logging.getLogger("lfabench_plugins.aggregators.prolfa")
 
     def emit(self, record):
-        if str(record.msg).startswith("prolfa dense iter"):
+        if str(record.msg).startswith(self.prefix):
             with self.path.open("a") as fh:
                 fh.write(",".join(str(a) for a in record.args) + "\n")
 
@@ -152,7 +159,7 @@ def fit(out: Path, fits: list[str], tol: float, backend: str, max_iter: int, max
         est = ProLFA(n_prototypes=n_prototypes, random_state=SEED, backend=backend, tol=tol, max_iter=max_iter,
                      **{**FITS[name], **(params or {})})
         t0, c0 = time.perf_counter(), time.process_time()
-        with warnings.catch_warnings(record=True) as caught, _Trajectory(out / f"{name}_trajectory.csv"):
+        with warnings.catch_warnings(record=True) as caught, _Trajectory(out / f"{name}_trajectory.csv", backend):
             warnings.simplefilter("always")
             est.fit(bags, y) if start is None else fit_from_start(est, bags, y, start)
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0

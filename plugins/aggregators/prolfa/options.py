@@ -17,7 +17,7 @@ import numpy as np
 __all__ = ["SolverOptions"]
 
 STEPS = ("backtracking", "lipschitz")
-BACKENDS = ("sparse", "dense", "cupy", "pairwise_fw")
+BACKENDS = ("sparse", "dense", "cupy", "pairwise_fw", "pairwise_fw_cupy")
 INITS = ("one_hot", "cancelling")
 
 
@@ -63,7 +63,7 @@ class SolverOptions:
         prototype; ``"cancelling"`` up to ``max_support`` (4 without a cap) distinct descriptors per
         prototype that cancel in the image means' metric, from the same seeded anchors. Same J, same
         stopping rule.
-    backend : {"sparse", "dense", "cupy"}
+    backend : {"sparse", "dense", "cupy", "pairwise_fw", "pairwise_fw_cupy"}
         ``"sparse"`` (default): this module's solver, C sparse on working sets (CPU). ``"dense"`` /
         ``"cupy"``: C held whole, on the CPU (NumPy; small problems) or an NVIDIA GPU (CuPy), by
         projected-gradient C-steps with an exact line search (:mod:`.dense`; same J, same start,
@@ -71,9 +71,9 @@ class SolverOptions:
         ``"pairwise_fw"``: the paper's plain simplex only (``max_support=None``), by block majorise-minimise
         steps (pairwise Frank-Wolfe on each column's bound) on searched working sets (:mod:`.pairwise`):
         ``search_every`` block steps per exact search of ``n_candidates`` rows per column, at most ``max_iter``
-        searches, stopping on ``gap_tol``.
+        searches, stopping on ``gap_tol``. ``"pairwise_fw_cupy"``: the same on an NVIDIA GPU (CuPy).
     gap_tol : float
-        ``backend="pairwise_fw"``'s stopping rule: the Frank-Wolfe gap of J (summed over columns) at most
+        ``backend="pairwise_fw"``'s (and ``"pairwise_fw_cupy"``'s) stopping rule: the Frank-Wolfe gap of J (summed over columns) at most
         ``gap_tol`` times J at a search (> 0); a first-order stationarity certificate, unlike ``tol``.
     """
 

@@ -27,6 +27,11 @@ fires), and plain pairwise steps on J (one pair per column per step) fall only a
 weight between two descriptors of a column without shrinking the others, so supports grow only where J asks
 for it; the bound lets each column take many of them per step, with the step sizes of its own curvature. The
 working set is held as ``(d̄, K)`` padded arrays (``K`` grows with the largest support).
+
+``backend="pairwise_fw_cupy"`` runs the same code on an NVIDIA GPU (CuPy): the descriptors and the working set
+live on the device, the ``d x d̄`` quantities (``P``, ``W``, ``H``) and the W-step stay on the host, and the
+search is a blocked matrix product with an exact top-``m`` per column instead of FAISS. Same model, start,
+steps and stopping rule; only the floating-point summation order differs.
 """
 
 from __future__ import annotations
@@ -47,7 +52,7 @@ from .sparsecols import split_keys
 from .start import Start, initial_selection
 from .wstep import solve_w
 
-__all__ = ["WorkingColumns", "column_grams", "column_step", "fit_pairwise", "search_gap"]
+__all__ = ["WorkingColumns", "column_grams", "column_step", "device_top_candidates", "fit_pairwise", "search_gap"]
 
 log = logging.getLogger("lfabench_plugins.aggregators.prolfa")
 
@@ -57,23 +62,32 @@ INNER_STEPS = 64
 #: Padded width granularity of the working set (K grows in steps of this many slots).
 PAD = 16
 
+#: Bytes of one block of search scores on the device (``N x columns`` float32).
+SEARCH_BLOCK_BYTES = 1 << 30
+
+
+def _host(a) -> np.ndarray:
+    return a.get() if hasattr(a, "get") else a
+
 
 class WorkingColumns:
     """C on per-column working sets, as ``(d̄, K)`` padded arrays.
 
     ``rows`` (int64, -1 for an empty slot), ``vals`` (float64, the weights of C; 0 off the support) and
-    ``Xg`` (``(d̄, K, d)`` in X's dtype, float32 from the plugin: the rows' descriptors, 0 for empty slots).
+    ``Xg`` (``(d̄, K, d)`` in X's dtype, float32 from the plugin: the rows' descriptors, 0 for empty slots),
+    all in the array module ``xp`` of ``X`` (NumPy, or CuPy on a GPU).
     """
 
-    def __init__(self, X: np.ndarray, rows: np.ndarray, vals: np.ndarray):
-        self.X = X
+    def __init__(self, X, rows, vals, xp=np):
+        self.X, self.xp = X, xp
         self.rows, self.vals = rows, vals
-        self.Xg = np.zeros(rows.shape + (X.shape[1],), dtype=X.dtype)
+        self.Xg = xp.zeros(rows.shape + (X.shape[1],), dtype=X.dtype)
         full = rows >= 0
         self.Xg[full] = X[rows[full]]
 
     @classmethod
-    def from_keys(cls, X: np.ndarray, keys: np.ndarray, values: np.ndarray, n_cols: int) -> WorkingColumns:
+    def from_keys(cls, X, keys: np.ndarray, values: np.ndarray, n_cols: int, xp=np) -> WorkingColumns:
+        """From C's sorted keys and values (host arrays), onto ``X``'s device."""
         rows, cols = split_keys(keys, X.shape[0])
         counts = np.bincount(cols, minlength=n_cols)
         K = _padded(int(counts.max()) if counts.size else 1)
@@ -82,7 +96,7 @@ class WorkingColumns:
         V = np.zeros((n_cols, K))
         R[cols, slot] = rows
         V[cols, slot] = values
-        return cls(X, R, V)
+        return cls(X, xp.asarray(R), xp.asarray(V), xp)
 
     @property
     def support(self) -> np.ndarray:
@@ -91,24 +105,25 @@ class WorkingColumns:
     def row_sums(self) -> np.ndarray:
         """``r`` ``(N,)``: the row sums of C."""
         sup = self.support
-        return np.bincount(self.rows[sup], weights=self.vals[sup], minlength=self.X.shape[0])
+        return self.xp.bincount(self.rows[sup], weights=self.vals[sup], minlength=self.X.shape[0])
 
     def exclusivity(self, r: np.ndarray) -> float:
         """``E(C) = r.r - ||C||_F^2`` from the row sums ``r`` (:func:`row_sums`)."""
-        return float(r @ r) - float(np.sum(self.vals * self.vals))
+        return float(r @ r) - float(self.xp.sum(self.vals * self.vals))
 
     def on_support(self, cand: np.ndarray) -> np.ndarray:
         """``(d̄, m)`` bool: whether each row of ``cand`` ``(d̄, m)`` is on its column's support."""
-        return (cand[:, :, None] == np.where(self.support, self.rows, -2)[:, None, :]).any(axis=2)
+        return (cand[:, :, None] == self.xp.where(self.support, self.rows, -2)[:, None, :]).any(axis=2)
 
     def prototypes(self) -> np.ndarray:
-        """``P = X^T C`` ``(d, d̄)`` float64."""
-        return np.einsum("jkd,jk->dj", self.Xg, self.vals, dtype=np.float64)
+        """``P = X^T C`` ``(d, d̄)`` float64, on the host."""
+        return _host(self.xp.einsum("jkd,jk->dj", self.Xg, self.vals, dtype=np.float64))
 
     def selection(self) -> sp.csc_matrix:
-        sup = self.support
-        cols = np.broadcast_to(np.arange(self.rows.shape[0])[:, None], self.rows.shape)[sup]
-        return sp.csc_matrix((self.vals[sup], (self.rows[sup], cols)), shape=(self.X.shape[0], self.rows.shape[0]))
+        rows, vals = _host(self.rows), _host(self.vals)
+        sup = vals > 0
+        cols = np.broadcast_to(np.arange(rows.shape[0])[:, None], rows.shape)[sup]
+        return sp.csc_matrix((vals[sup], (rows[sup], cols)), shape=(self.X.shape[0], rows.shape[0]))
 
     def gradient(self, pb: Problem, H: np.ndarray, r: np.ndarray, exact: bool = True) -> np.ndarray:
         """J's gradient ``g_ij`` on every slot ``(d̄, K)`` (``+inf`` on empty slots).
@@ -116,66 +131,96 @@ class WorkingColumns:
         ``exact=False`` forms the fit part in float32 (relative error ~1e-7, 3x faster): enough to choose a
         step's rows, whose descent is then decided by exact line-search coefficients.
         """
+        xp = self.xp
         full = self.rows >= 0
         if exact:
-            fit = 2.0 * np.einsum("jkd,dj->jk", self.Xg, H, dtype=np.float64)
+            fit = 2.0 * xp.einsum("jkd,dj->jk", self.Xg, xp.asarray(H), dtype=np.float64)
         else:
-            fit = 2.0 * np.einsum("jkd,jd->jk", self.Xg, np.asarray(H.T, dtype=self.Xg.dtype))
-        g = fit + 2.0 * pb.lambda1 * (np.where(full, r[np.maximum(self.rows, 0)], 0.0) - self.vals)
-        return np.where(full, g, np.inf)
+            fit = 2.0 * xp.einsum("jkd,jd->jk", self.Xg, xp.asarray(H.T, dtype=self.Xg.dtype))
+        g = fit + 2.0 * pb.lambda1 * (xp.where(full, r[xp.maximum(self.rows, 0)], 0.0) - self.vals)
+        return xp.where(full, g, np.inf)
 
     def extended(self, cand: np.ndarray) -> WorkingColumns:
         """The support plus the rows ``cand`` ``(d̄, m)`` not already on it (empty slots dropped)."""
+        xp = self.xp
         sup = self.support
         new = ~self.on_support(cand)
-        rows = np.concatenate([np.where(sup, self.rows, -1), np.where(new, cand, -1)], axis=1)
-        vals = np.concatenate([np.where(sup, self.vals, 0.0), np.zeros(cand.shape)], axis=1)
-        order = np.argsort(rows < 0, axis=1, kind="stable")        # filled slots first, in order
+        rows = xp.concatenate([xp.where(sup, self.rows, -1), xp.where(new, cand, -1)], axis=1)
+        vals = xp.concatenate([xp.where(sup, self.vals, 0.0), xp.zeros(cand.shape)], axis=1)
+        # filled slots first, in order (a stable sort; CuPy's is stable and takes no ``kind``)
+        order = xp.argsort((rows < 0).astype(np.int8), axis=1, **({"kind": "stable"} if xp is np else {}))
         K = _padded(int((rows >= 0).sum(axis=1).max()))
-        return WorkingColumns(self.X, np.take_along_axis(rows, order, axis=1)[:, :K],
-                              np.take_along_axis(vals, order, axis=1)[:, :K])
+        return WorkingColumns(self.X, xp.take_along_axis(rows, order, axis=1)[:, :K],
+                              xp.take_along_axis(vals, order, axis=1)[:, :K], xp)
 
 
 def _padded(k: int) -> int:
     return max(PAD, -(-k // PAD) * PAD)
 
 
+def device_top_candidates(Xa, Ha, m: int) -> np.ndarray:
+    """Per column ``j`` of ``Ha`` (``(d', d̄)``): the ``m`` rows ``i`` of largest ``-Xa_i . Ha_j``, best first, on the
+    device of ``Xa`` (``(N, d')`` float32, CuPy): :func:`~.cstep.top_candidates`'s flat search without FAISS.
+
+    Scores are formed ``SEARCH_BLOCK_BYTES`` at a time (``N x block`` float32); the top ``m`` of each column
+    are ``m`` successive arg-max passes (``m`` is small: 16), each masking the row it took. Returns ``(d̄, m)`` int64.
+    """
+    import cupy as xp
+
+    N, n_cols = Xa.shape[0], Ha.shape[1]
+    m = int(min(m, N))
+    negH = xp.asarray(-Ha, dtype=xp.float32)
+    out = xp.empty((n_cols, m), dtype=xp.int64)
+    width = max(1, min(n_cols, SEARCH_BLOCK_BYTES // (4 * N)))
+    for s in range(0, n_cols, width):
+        S = Xa @ negH[:, s:s + width]                               # (N, block)
+        cols = xp.arange(S.shape[1])
+        for t in range(m):
+            best = S.argmax(axis=0)
+            out[s:s + width, t] = best
+            S[best, cols] = -xp.inf
+        del S
+    return out
 
 
-def search_gap(pb: Problem, X32: np.ndarray, wc: WorkingColumns, H: np.ndarray, r: np.ndarray,
-               m: int) -> tuple[np.ndarray, np.ndarray]:
+def search_gap(pb: Problem, X32, wc: WorkingColumns, H: np.ndarray, r, m: int):
     """Each column's ``m`` rows of smallest off-support gradient and its exact Frank-Wolfe gap.
 
-    Returns ``(cand (d̄, m) int64, gap (d̄,))``. The gap equals
+    Returns ``(cand (d̄, m) int64, gap (d̄,))`` in ``wc``'s array module. The gap equals
     :func:`~lfabench_plugins.aggregators.prolfa.problem.frank_wolfe_gap` (tested): a row off the
     searched list has a gradient no smaller than every listed row's.
     """
-    Xa = np.empty((X32.shape[0], X32.shape[1] + 1), dtype=np.float32)
+    xp = wc.xp
+    Xa = xp.empty((X32.shape[0], X32.shape[1] + 1), dtype=np.float32)
     Xa[:, :-1] = X32
     Xa[:, -1] = r
     Ha = np.vstack([H, np.full((1, H.shape[1]), pb.lambda1)])
-    _, cand = top_candidates(Xa, Ha, m)                  # largest -(x.h + lambda1 r): smallest gradient
+    if xp is np:
+        _, cand = top_candidates(Xa, Ha, m)              # largest -(x.h + lambda1 r): smallest gradient
+    else:
+        cand = device_top_candidates(Xa, Ha, m)
     del Xa
     sup = wc.support
     g = wc.gradient(pb, H, r)
-    on_support_min = np.where(sup, g, np.inf).min(axis=1)
+    on_support_min = xp.where(sup, g, np.inf).min(axis=1)
     listed = wc.on_support(cand)
-    Xc = np.asarray(wc.X[cand], dtype=np.float64)
-    base = 2.0 * np.einsum("jmd,dj->jm", Xc, H) + 2.0 * pb.lambda1 * r[cand]
-    off_support_min = np.where(listed, np.inf, base).min(axis=1)
-    gap = np.sum(wc.vals * np.where(sup, g, 0.0), axis=1) - np.minimum(on_support_min, off_support_min)
-    return cand, np.maximum(gap, 0.0)
+    Xc = xp.asarray(wc.X[cand], dtype=np.float64)
+    base = 2.0 * xp.einsum("jmd,dj->jm", Xc, xp.asarray(H)) + 2.0 * pb.lambda1 * r[cand]
+    off_support_min = xp.where(listed, np.inf, base).min(axis=1)
+    gap = xp.sum(wc.vals * xp.where(sup, g, 0.0), axis=1) - xp.minimum(on_support_min, off_support_min)
+    return cand, xp.maximum(gap, 0.0)
 
 
-def column_grams(pb: Problem, wc: WorkingColumns) -> np.ndarray:
+def column_grams(pb: Problem, wc: WorkingColumns):
     """``B_j = (Xg_j R^T)(Xg_j R^T)^T`` ``(d̄, K, K)`` in X's dtype: each column's curvature of the fit in the image
     means' metric (``||R X^T d||^2 = d^T B_j d`` for a move ``d`` of column j on its working set)."""
-    Y = np.matmul(wc.Xg, np.asarray(pb.R.T, dtype=wc.Xg.dtype))
-    return np.matmul(Y, np.swapaxes(Y, 1, 2))
+    xp = wc.xp
+    Y = xp.matmul(wc.Xg, xp.asarray(pb.R.T, dtype=wc.Xg.dtype))
+    return xp.matmul(Y, xp.swapaxes(Y, 1, 2))
 
 
-def column_step(pb: Problem, wc: WorkingColumns, B: np.ndarray, P: np.ndarray, W: np.ndarray, H: np.ndarray,
-                r: np.ndarray, n_inner: int) -> tuple[np.ndarray, np.ndarray, float]:
+def column_step(pb: Problem, wc: WorkingColumns, B, P: np.ndarray, W: np.ndarray, H: np.ndarray,
+                r, n_inner: int) -> tuple[np.ndarray, object, float]:
     """One block majorise-minimise step on the working set, in place on ``wc.vals``; returns ``P``, ``r``, ``tau``.
 
     Each column minimises a convex quadratic upper bound of J's change (W fixed) over the simplex on its working
@@ -183,45 +228,56 @@ def column_step(pb: Problem, wc: WorkingColumns, B: np.ndarray, P: np.ndarray, W
     columns whose working set holds row i (Cauchy-Schwarz on the exclusivity term's cross-column part), by
     ``n_inner`` pairwise steps with exact line search on that bound (vectorised over columns). The joint move
     ``D`` is then scaled by the exact minimiser ``tau in [0, 1]`` of the quadratic ``J(C + tau D, W)``, from
-    coefficients computed on ``D`` itself, so J never increases.
+    coefficients computed on ``D`` itself, so J never increases. ``P``, ``W``, ``H`` are host arrays; ``B``
+    and ``r`` live with ``wc``.
     """
+    xp = wc.xp
     n_cols = wc.rows.shape[0]
     full = wc.rows >= 0
     c0 = wc.vals.copy()
     sigma2 = float(np.linalg.norm(W, 2) ** 2) if W.size else 0.0
-    shared = np.bincount(wc.rows[full], minlength=wc.X.shape[0])
-    e = np.where(full, pb.lambda1 * np.maximum(shared[np.maximum(wc.rows, 0)] - 1, 0), 0.0)
+    shared = xp.bincount(wc.rows[full], minlength=wc.X.shape[0])
+    e = xp.where(full, pb.lambda1 * xp.maximum(shared[xp.maximum(wc.rows, 0)] - 1, 0), 0.0)
     scale = 1.0 + sigma2
     gq = wc.gradient(pb, H, r, exact=False)            # the bound's gradient, at d = 0
-    diagB = np.einsum("jkk->jk", B)
+    diagB = xp.diagonal(B, axis1=1, axis2=2)
     v = c0.copy()
-    flat = np.arange(n_cols)
+    flat = xp.arange(n_cols)
     for _ in range(n_inner):
         s = gq.argmin(axis=1)
-        a = np.where(v > 0, gq, -np.inf).argmax(axis=1)
+        a = xp.where(v > 0, gq, -np.inf).argmax(axis=1)
         delta = gq[flat, s] - gq[flat, a]
         curv = scale * (diagB[flat, s] + diagB[flat, a] - 2.0 * B[flat, s, a]) + e[flat, s] + e[flat, a]
         move = (delta < 0) & (s != a)
-        if not move.any():
+        if not bool(move.any()):
             break
-        gamma = np.where(move, np.minimum(v[flat, a], -delta / (2.0 * np.maximum(curv, 1e-300))), 0.0)
+        gamma = xp.where(move, xp.minimum(v[flat, a], -delta / (2.0 * xp.maximum(curv, 1e-300))), 0.0)
         v[flat, s] += gamma
-        v[flat, a] = np.where(move & (gamma >= v[flat, a]), 0.0, v[flat, a] - gamma)
+        v[flat, a] = xp.where(move & (gamma >= v[flat, a]), 0.0, v[flat, a] - gamma)
         # B_j is symmetric: its rows s and a are its columns (a contiguous gather); empty slots have zero rows
         # and columns in B and e, so their +inf stays
         gq += (2.0 * scale) * gamma[:, None] * (B[flat, s] - B[flat, a])
         gq[flat, s] += 2.0 * gamma * e[flat, s]
         gq[flat, a] -= 2.0 * gamma * e[flat, a]
-    D = np.where(full, v - c0, 0.0)
-    U = np.einsum("jkd,jk->dj", wc.Xg, D, dtype=np.float64)       # X^T D
-    rho = np.bincount(wc.rows[full], weights=D[full], minlength=r.size)
-    lin = 2.0 * float(np.sum(H * U)) + 2.0 * pb.lambda1 * (float(r @ rho) - float(np.sum(c0 * D)))
-    quad = quadratic_term(pb, U, W) + pb.lambda1 * (float(rho @ rho) - float(np.sum(D * D)))
+    D = xp.where(full, v - c0, 0.0)
+    U = _host(xp.einsum("jkd,jk->dj", wc.Xg, D, dtype=np.float64))       # X^T D
+    rho = xp.bincount(wc.rows[full], weights=D[full], minlength=r.size)
+    lin = 2.0 * float(np.sum(H * U)) + 2.0 * pb.lambda1 * (float(r @ rho) - float(xp.sum(c0 * D)))
+    quad = quadratic_term(pb, U, W) + pb.lambda1 * (float(rho @ rho) - float(xp.sum(D * D)))
     if not lin < 0:
         return P, r, 0.0
     tau = 1.0 if quad <= 0 else float(min(1.0, -lin / (2.0 * quad)))
-    wc.vals[:] = np.maximum(c0 + tau * D, 0.0) if tau < 1.0 else np.maximum(v, 0.0)
+    wc.vals[:] = xp.maximum(c0 + tau * D, 0.0) if tau < 1.0 else xp.maximum(v, 0.0)
     return P + tau * U, r + tau * rho, tau
+
+
+def _array_module(backend: str):
+    """NumPy for ``"pairwise_fw"``, CuPy on the current GPU for ``"pairwise_fw_cupy"`` (a clear error without)."""
+    if backend == "pairwise_fw_cupy":
+        from .dense import array_namespace
+
+        return array_namespace("cupy")
+    return np
 
 
 def fit_pairwise(pb: Problem, opts: SolverOptions, start: Start | None = None) -> ProLFAResult:
@@ -229,29 +285,32 @@ def fit_pairwise(pb: Problem, opts: SolverOptions, start: Start | None = None) -
 
     ``opts``: ``n_candidates`` rows searched per column, ``search_every`` block steps per search,
     ``max_iter`` searches at most, ``gap_tol`` the stopping rule (``sum_j gap_j <= gap_tol * J`` at a
-    search). ``objective_history`` holds J at the start and after every outer iteration (non-increasing).
+    search), ``backend`` ``"pairwise_fw"`` (NumPy and FAISS) or ``"pairwise_fw_cupy"`` (a GPU).
+    ``objective_history`` holds J at the start and after every outer iteration (non-increasing).
     """
     if opts.max_support is not None:
-        raise ValueError(f"backend='pairwise_fw' fits the paper's plain simplex only: set max_support=None "
+        raise ValueError(f"backend={opts.backend!r} fits the paper's plain simplex only: set max_support=None "
                          f"(got max_support={opts.max_support})")
+    xp = _array_module(opts.backend)
     t_start = time.perf_counter()
     X = np.asarray(pb.X) if pb.X.dtype in (np.float32, np.float64) else np.asarray(pb.X, dtype=np.float64)
     X32 = X if X.dtype == np.float32 else np.ascontiguousarray(X, dtype=np.float32)       # the search's copy
+    X, X32 = (xp.asarray(X), xp.asarray(X32)) if X32 is not X else (xp.asarray(X),) * 2     # one device copy
     keys, values, start_name = initial_selection(pb, opts, start)
-    wc = WorkingColumns.from_keys(X, keys, values, opts.n_prototypes)
+    wc = WorkingColumns.from_keys(X, keys, values, opts.n_prototypes, xp)
     P = wc.prototypes()
     W = solve_w(pb, P)
     r = wc.row_sums()
     J = energy(pb, P, W, wc.exclusivity(r))
     history, gaps, converged, it = [J], [], False, 0
-    stats = {"start": start_name, "searches": 0, "search_s": 0.0, "zero_steps": 0}
+    stats = {"start": start_name, "backend": opts.backend, "searches": 0, "search_s": 0.0, "zero_steps": 0}
     for it in range(1, opts.max_iter + 1):
         H = gradient_factor(pb, P, W)
         t0 = time.perf_counter()
         cand, gap = search_gap(pb, X32, wc, H, r, min(opts.n_candidates, pb.n_descriptors))
+        gaps.append(float(gap.sum()))                 # (on a GPU, also where the search's time is settled)
         stats["search_s"] += time.perf_counter() - t0
         stats["searches"] += 1
-        gaps.append(float(gap.sum()))
         log.log(logging.INFO, "prolfa pairwise iter %d: J=%.6g gap=%.4g (%.2e of J) nnz=%d K=%d (%.1fs)", it, J,
                 gaps[-1], gaps[-1] / abs(J), int(wc.support.sum()), wc.rows.shape[1], time.perf_counter() - t_start)
         if gaps[-1] <= opts.gap_tol * abs(J):
@@ -272,7 +331,7 @@ def fit_pairwise(pb: Problem, opts: SolverOptions, start: Start | None = None) -
     if not converged:
         # the last gap was measured before the last steps: measure it at the point returned
         gaps.append(float(search_gap(pb, X32, wc, gradient_factor(pb, P, W), r, 1)[1].sum()))
-        warnings.warn(f"ProLFA (pairwise_fw) stopped at max_iter={opts.max_iter} searches before the Frank-Wolfe "
+        warnings.warn(f"ProLFA ({opts.backend}) stopped at max_iter={opts.max_iter} searches before the Frank-Wolfe "
                       f"gap fell below gap_tol={opts.gap_tol} of J (last: {gaps[-1] / abs(J):.2e})",
                       ConvergenceWarning, stacklevel=3)
     C = wc.selection()

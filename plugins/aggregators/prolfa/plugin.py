@@ -154,7 +154,7 @@ class ProLFA(Aggregator):
         i.e. the fit hardly shapes the prototypes.
     random_state : int, Generator or None
         Seeds the start (its distinct random anchor descriptors) and the feature map's sample.
-    backend : {"sparse", "dense", "cupy"}
+    backend : {"sparse", "dense", "cupy", "pairwise_fw", "pairwise_fw_cupy"}
         Which solver minimises J (the model is the same; :class:`SolverOptions`). ``"sparse"``
         (default): C sparse on working sets, on the CPU. ``"cupy"``: C whole on an NVIDIA GPU
         (``pip install 'lfabench[gpu]'``), projected-gradient C-steps with an exact line search
@@ -163,8 +163,9 @@ class ProLFA(Aggregator):
         (``max_support=None``), by block majorise-minimise steps (pairwise Frank-Wolfe) on searched working sets
         (:mod:`lfabench_plugins.aggregators.prolfa.pairwise`), stopping when the Frank-Wolfe gap certifies
         stationarity (``gap_tol``); at paper scale the one that converges (docs/prolfa-performance.md).
+        ``"pairwise_fw_cupy"``: the same solver on an NVIDIA GPU (``pip install 'lfabench[gpu]'``).
     gap_tol : float
-        ``backend="pairwise_fw"`` only: stop when J's Frank-Wolfe gap is at most ``gap_tol`` times J.
+        ``backend="pairwise_fw"`` / ``"pairwise_fw_cupy"`` only: stop when J's Frank-Wolfe gap is at most ``gap_tol`` times J.
     init : {"one_hot", "cancelling"}
         Where the solver starts (:mod:`lfabench_plugins.aggregators.prolfa.start`; the model and the
         stopping rule are the same). ``"one_hot"`` (default): one seeded random descriptor per prototype.

@@ -382,10 +382,10 @@ def fit_prolfa(pb: Problem, options: SolverOptions | None = None, start: Start |
     ``backend="dense"`` / ``"cupy"`` hands the fit to :func:`~lfabench_plugins.aggregators.prolfa.dense.fit_dense`
     (C held whole, on NumPy or a GPU): same model, start and stopping rule, another route.
     ``backend="pairwise_fw"`` hands the plain-simplex fit to :func:`~lfabench_plugins.aggregators.prolfa.pairwise.fit_pairwise`
-    (block pairwise Frank-Wolfe, stopping on the Frank-Wolfe gap ``gap_tol``).
+    (block pairwise Frank-Wolfe, stopping on the Frank-Wolfe gap ``gap_tol``); ``"pairwise_fw_cupy"`` runs it on a GPU.
     """
     opts = SolverOptions() if options is None else options
-    if opts.backend == "pairwise_fw":
+    if opts.backend in ("pairwise_fw", "pairwise_fw_cupy"):
         from .pairwise import fit_pairwise
 
         return fit_pairwise(pb, opts, start)
