@@ -162,23 +162,24 @@ def device_top_candidates(Xa, Ha, m: int) -> np.ndarray:
     """Per column ``j`` of ``Ha`` (``(d', d̄)``): the ``m`` rows ``i`` of largest ``-Xa_i . Ha_j``, best first, on the
     device of ``Xa`` (``(N, d')`` float32, CuPy): :func:`~.cstep.top_candidates`'s flat search without FAISS.
 
-    Scores are formed ``SEARCH_BLOCK_BYTES`` at a time (``N x block`` float32); the top ``m`` of each column
-    are ``m`` successive arg-max passes (``m`` is small: 16), each masking the row it took. Returns ``(d̄, m)`` int64.
+    Scores are formed ``SEARCH_BLOCK_BYTES`` at a time (``block x N`` float32, a column's scores contiguous); the
+    top ``m`` of each column are ``m`` successive arg-max passes (``m`` is small: 16), each masking the row it took.
+    Returns ``(d̄, m)`` int64.
     """
     import cupy as xp
 
     N, n_cols = Xa.shape[0], Ha.shape[1]
     m = int(min(m, N))
-    negH = xp.asarray(-Ha, dtype=xp.float32)
+    negHt = xp.asarray(-Ha.T, dtype=xp.float32)                     # (d̄, d')
     out = xp.empty((n_cols, m), dtype=xp.int64)
     width = max(1, min(n_cols, SEARCH_BLOCK_BYTES // (4 * N)))
     for s in range(0, n_cols, width):
-        S = Xa @ negH[:, s:s + width]                               # (N, block)
-        cols = xp.arange(S.shape[1])
+        S = negHt[s:s + width] @ Xa.T                               # (block, N)
+        cols = xp.arange(S.shape[0])
         for t in range(m):
-            best = S.argmax(axis=0)
+            best = S.argmax(axis=1)
             out[s:s + width, t] = best
-            S[best, cols] = -xp.inf
+            S[cols, best] = -xp.inf
         del S
     return out
 
@@ -219,29 +220,11 @@ def column_grams(pb: Problem, wc: WorkingColumns):
     return xp.matmul(Y, xp.swapaxes(Y, 1, 2))
 
 
-def column_step(pb: Problem, wc: WorkingColumns, B, P: np.ndarray, W: np.ndarray, H: np.ndarray,
-                r, n_inner: int) -> tuple[np.ndarray, object, float]:
-    """One block majorise-minimise step on the working set, in place on ``wc.vals``; returns ``P``, ``r``, ``tau``.
-
-    Each column minimises a convex quadratic upper bound of J's change (W fixed) over the simplex on its working
-    set: ``g.d + (1 + sigma_max(W)^2) d^T B_j d + lambda1 sum_i (m_i - 1) d_i^2``, where ``m_i`` counts the
-    columns whose working set holds row i (Cauchy-Schwarz on the exclusivity term's cross-column part), by
-    ``n_inner`` pairwise steps with exact line search on that bound (vectorised over columns). The joint move
-    ``D`` is then scaled by the exact minimiser ``tau in [0, 1]`` of the quadratic ``J(C + tau D, W)``, from
-    coefficients computed on ``D`` itself, so J never increases. ``P``, ``W``, ``H`` are host arrays; ``B``
-    and ``r`` live with ``wc``.
-    """
-    xp = wc.xp
-    n_cols = wc.rows.shape[0]
-    full = wc.rows >= 0
-    c0 = wc.vals.copy()
-    sigma2 = float(np.linalg.norm(W, 2) ** 2) if W.size else 0.0
-    shared = xp.bincount(wc.rows[full], minlength=wc.X.shape[0])
-    e = xp.where(full, pb.lambda1 * xp.maximum(shared[xp.maximum(wc.rows, 0)] - 1, 0), 0.0)
-    scale = 1.0 + sigma2
-    gq = wc.gradient(pb, H, r, exact=False)            # the bound's gradient, at d = 0
+def _pairwise_steps(xp, gq, v, B, e, scale: float, n_inner: int) -> None:
+    """``n_inner`` pairwise Frank-Wolfe steps on every column's quadratic bound (:func:`column_step`), vectorised
+    over columns, in place on ``gq`` (the bound's gradient, ``(d̄, K)``) and ``v`` (the weights)."""
+    n_cols = gq.shape[0]
     diagB = xp.diagonal(B, axis1=1, axis2=2)
-    v = c0.copy()
     flat = xp.arange(n_cols)
     for _ in range(n_inner):
         s = gq.argmin(axis=1)
@@ -259,6 +242,94 @@ def column_step(pb: Problem, wc: WorkingColumns, B, P: np.ndarray, W: np.ndarray
         gq += (2.0 * scale) * gamma[:, None] * (B[flat, s] - B[flat, a])
         gq[flat, s] += 2.0 * gamma * e[flat, s]
         gq[flat, a] -= 2.0 * gamma * e[flat, a]
+
+
+#: On a GPU, run :func:`_pairwise_steps` as one CUDA kernel (a thread per column) instead of ~20 array operations
+#: per step: the same arithmetic in the same order (contraction to fused multiply-adds off), so the same result.
+FUSED_INNER = True
+
+_FUSED_SOURCE = r"""
+extern "C" __global__ void pairwise_steps(double* gq, double* v, const REAL* B, const double* e,
+                                          const int n_cols, const int K, const int n_inner, const double scale)
+{
+    const int j = blockDim.x * blockIdx.x + threadIdx.x;
+    if (j >= n_cols) return;
+    double* g = gq + (long long)j * K;
+    double* w = v + (long long)j * K;
+    const REAL* Bj = B + (long long)j * K * K;
+    const double* ej = e + (long long)j * K;
+    const REAL scale_r = (REAL)scale;        // NumPy: a Python float times a REAL array is REAL
+    const double neg_inf = __longlong_as_double((long long)0xfff0000000000000ULL);   // NVRTC has no INFINITY
+    for (int t = 0; t < n_inner; ++t) {
+        int s = 0, a = 0;                    // first arg-min of g, first arg-max of g over w > 0 (NumPy's ties)
+        double gmin = g[0], gmax = w[0] > 0 ? g[0] : neg_inf;
+        for (int k = 1; k < K; ++k) {
+            const double gk = g[k];
+            if (gk < gmin) { gmin = gk; s = k; }
+            const double ga = w[k] > 0 ? gk : neg_inf;
+            if (ga > gmax) { gmax = ga; a = k; }
+        }
+        const double delta = g[s] - g[a];
+        if (!(delta < 0) || s == a) break;   // this column stops moving, and would not move again
+        const REAL bb = (Bj[s * K + s] + Bj[a * K + a]) - (REAL)2.0 * Bj[s * K + a];
+        const double curv = ((double)(scale_r * bb) + ej[s]) + ej[a];
+        const double wa = w[a];
+        const double gamma = fmin(wa, -delta / (2.0 * fmax(curv, 1e-300)));
+        w[s] += gamma;
+        w[a] = gamma >= wa ? 0.0 : wa - gamma;
+        const double coef = (2.0 * scale) * gamma;
+        const REAL* Bs = Bj + s * K;
+        const REAL* Ba = Bj + a * K;
+        for (int k = 0; k < K; ++k) g[k] += coef * (double)(Bs[k] - Ba[k]);
+        g[s] += (2.0 * gamma) * ej[s];
+        g[a] -= (2.0 * gamma) * ej[a];
+    }
+}
+"""
+
+_FUSED_KERNELS: dict = {}
+
+
+def _fused_pairwise_steps(gq, v, B, e, scale: float, n_inner: int) -> None:
+    """:func:`_pairwise_steps` as one CUDA kernel (CuPy arrays, C-contiguous; ``B`` float32 or float64)."""
+    import cupy
+
+    real = "float" if B.dtype == np.float32 else "double"
+    if real not in _FUSED_KERNELS:
+        _FUSED_KERNELS[real] = cupy.RawKernel(_FUSED_SOURCE.replace("REAL", real), "pairwise_steps",
+                                              options=("--fmad=false",))
+    n_cols, K = gq.shape
+    threads = 128
+    _FUSED_KERNELS[real](((n_cols + threads - 1) // threads,), (threads,),
+                         (gq, v, cupy.ascontiguousarray(B), cupy.ascontiguousarray(e, dtype=cupy.float64),
+                          np.int32(n_cols), np.int32(K), np.int32(n_inner), np.float64(scale)))
+
+
+def column_step(pb: Problem, wc: WorkingColumns, B, P: np.ndarray, W: np.ndarray, H: np.ndarray,
+                r, n_inner: int) -> tuple[np.ndarray, object, float]:
+    """One block majorise-minimise step on the working set, in place on ``wc.vals``; returns ``P``, ``r``, ``tau``.
+
+    Each column minimises a convex quadratic upper bound of J's change (W fixed) over the simplex on its working
+    set: ``g.d + (1 + sigma_max(W)^2) d^T B_j d + lambda1 sum_i (m_i - 1) d_i^2``, where ``m_i`` counts the
+    columns whose working set holds row i (Cauchy-Schwarz on the exclusivity term's cross-column part), by
+    ``n_inner`` pairwise steps with exact line search on that bound (vectorised over columns). The joint move
+    ``D`` is then scaled by the exact minimiser ``tau in [0, 1]`` of the quadratic ``J(C + tau D, W)``, from
+    coefficients computed on ``D`` itself, so J never increases. ``P``, ``W``, ``H`` are host arrays; ``B``
+    and ``r`` live with ``wc``.
+    """
+    xp = wc.xp
+    full = wc.rows >= 0
+    c0 = wc.vals.copy()
+    sigma2 = float(np.linalg.norm(W, 2) ** 2) if W.size else 0.0
+    shared = xp.bincount(wc.rows[full], minlength=wc.X.shape[0])
+    e = xp.where(full, pb.lambda1 * xp.maximum(shared[xp.maximum(wc.rows, 0)] - 1, 0), 0.0)
+    scale = 1.0 + sigma2
+    gq = wc.gradient(pb, H, r, exact=False)            # the bound's gradient, at d = 0
+    v = c0.copy()
+    if xp is not np and FUSED_INNER:
+        _fused_pairwise_steps(gq, v, B, e, scale, n_inner)
+    else:
+        _pairwise_steps(xp, gq, v, B, e, scale, n_inner)
     D = xp.where(full, v - c0, 0.0)
     U = _host(xp.einsum("jkd,jk->dj", wc.Xg, D, dtype=np.float64))       # X^T D
     rho = xp.bincount(wc.rows[full], weights=D[full], minlength=r.size)
