@@ -188,7 +188,7 @@ def evaluate(directory: Path) -> None:
     import joblib
     from common import one_nn_accuracy
 
-    from lfabench_plugins.aggregators.prolfa import objective
+    from lfabench_plugins.aggregators.prolfa import frank_wolfe_gap, objective
     from lfabench_plugins.aggregators.prolfa.plugin import ProLFA
 
     bags, labels, train_idx, test_idx = _split_and_bags()
@@ -203,8 +203,13 @@ def evaluate(directory: Path) -> None:
         J_cpu = objective(pb, C, est.projection_)
         acc = one_nn_accuracy(est.transform(train), labels[train_idx], est.transform(test), labels[test_idx])
         it4, J4 = first_below(summary["J_history"], 1e-4)
+        gap = ""
+        if summary.get("frank_wolfe_gap") is not None:      # the exact model: its gap again, by the dense formula
+            gap_cpu = float(frank_wolfe_gap(pb, C, est.projection_).sum())
+            gap = (f"FW gap (GPU) {summary['frank_wolfe_gap']:.4f}, recomputed on the CPU {gap_cpu:.4f} "
+                   f"({gap_cpu / J_cpu:.3e} of J), ")
         print(f"{path.stem}: device {summary['device']}, {summary['n_iter']} iterations, solver "
-              f"{summary['solver_s']} s, J(GPU) {summary['J']:.4f}, J recomputed on the CPU {J_cpu:.4f}, "
+              f"{summary['solver_s']} s, J(GPU) {summary['J']:.4f}, J recomputed on the CPU {J_cpu:.4f}, {gap}"
               f"held-out 1-NN {acc:.2f} %, nnz/column {summary['nnz_per_column']:.1f}; rule at tol 1e-4: "
               f"iteration {it4}, J {J4:.4f}")
 
