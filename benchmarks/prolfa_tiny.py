@@ -96,6 +96,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--profile", choices=("digits", "moon"), default=None)
     ap.add_argument("--skip-diversity", action="store_true")
+    ap.add_argument("--sort", default="cumulative", help="--profile: cProfile sort key (cumulative, tottime)")
     args = ap.parse_args()
 
     mb, my = moon()
@@ -112,7 +113,7 @@ def main():
             prof.enable()
             est.fit(bags, y)
             prof.disable()
-        pstats.Stats(prof).sort_stats("cumulative").print_stats(40)
+        pstats.Stats(prof).sort_stats(args.sort).print_stats(40)
         return
 
     print(f"| problem | CPU s (best of {args.repeat}) | iterations | converged | J | demo J / 1-NN % |")

@@ -64,21 +64,27 @@ DENSE_BYTES_LIMIT = 4 << 30
 BLOCK_BYTES = 1 << 30
 
 
-def array_namespace(backend: str):
-    """The array module of ``backend``: ``"dense"`` is NumPy, ``"cupy"`` CuPy on the current GPU."""
+def array_namespace(backend: str, requested: str | None = None, cpu_backend: str = "sparse"):
+    """The array module of ``backend``: ``"dense"`` is NumPy, ``"cupy"`` CuPy on the current GPU.
+
+    Without CuPy or a device the error names ``requested`` (the backend the user asked for, default ``backend``)
+    and ``cpu_backend``, the CPU backend to use instead.
+    """
     if backend == "dense":
         return np
     if backend == "cupy":
+        asked = requested or backend
         try:
             import cupy
         except ImportError as exc:
-            raise ImportError("ProLFA backend='cupy' needs CuPy and an NVIDIA GPU: pip install 'lfabench[gpu]' "
-                              "(cupy-cuda12x; for CUDA 13 install cupy-cuda13x), or use backend='sparse' "
-                              f"(the CPU default) ({exc})") from None
+            raise ImportError(f"ProLFA backend={asked!r} needs CuPy and an NVIDIA GPU: pip install 'lfabench[gpu]' "
+                              f"(cupy-cuda12x; for CUDA 13 install cupy-cuda13x), or use backend={cpu_backend!r} "
+                              f"(on the CPU) ({exc})") from None
         try:
             cupy.cuda.runtime.getDeviceCount()
         except Exception as exc:  # cupy raises its own CUDARuntimeError without a device
-            raise RuntimeError(f"ProLFA backend='cupy': no usable CUDA device ({exc}); use backend='sparse'") from None
+            raise RuntimeError(f"ProLFA backend={asked!r}: no usable CUDA device ({exc}); use "
+                               f"backend={cpu_backend!r}") from None
         return cupy
     raise ValueError(f"unknown dense backend {backend!r}")
 

@@ -347,7 +347,7 @@ def _array_module(backend: str):
     if backend == "pairwise_fw_cupy":
         from .dense import array_namespace
 
-        return array_namespace("cupy")
+        return array_namespace("cupy", requested=backend, cpu_backend="pairwise_fw")
     return np
 
 

@@ -42,7 +42,7 @@ def float32_problem(seed=0, **kw):
 
 def test_pairwise_fw_cupy_without_cupy_says_what_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "cupy", None)
-    with pytest.raises(ImportError, match=r"lfabench\[gpu\]"):
+    with pytest.raises(ImportError, match=r"backend='pairwise_fw_cupy' needs CuPy.*lfabench\[gpu\].*'pairwise_fw'"):
         fit_prolfa(float32_problem(), SolverOptions(n_prototypes=8, max_support=None, backend="pairwise_fw_cupy"))
 
 
