@@ -13,7 +13,14 @@ from test_prolfa_dense import clustered_problem
 
 from lfabench.registry import get_registry
 from lfabench_plugins.aggregators.prolfa import SolverOptions, cstep, fit_prolfa, objective
-from lfabench_plugins.aggregators.prolfa.pairwise import WorkingColumns, column_grams, column_step, search_gap
+from lfabench_plugins.aggregators.prolfa.pairwise import (
+    INNER_STEPS,
+    ColumnBuckets,
+    WorkingColumns,
+    column_grams,
+    column_step,
+    search_gap,
+)
 from lfabench_plugins.aggregators.prolfa.plugin import ProLFA
 from lfabench_plugins.aggregators.prolfa.problem import frank_wolfe_gap, gradient_factor
 from lfabench_plugins.aggregators.prolfa.sparsecols import make_keys
@@ -81,6 +88,44 @@ def test_column_grams_give_each_columns_fit_curvature():
         d = np.where(wc.rows[j] >= 0, rng.normal(size=wc.rows.shape[1]), 0.0)
         u = np.asarray(pb.X[wc.rows[j][wc.rows[j] >= 0]], dtype=np.float64).T @ d[wc.rows[j] >= 0]
         assert d @ B[j].astype(np.float64) @ d == pytest.approx(float(np.sum((pb.R @ u) ** 2)), rel=1e-5)
+
+
+def test_width_groups_take_the_full_widths_steps():
+    """:class:`ColumnBuckets` (each column on its own padded width) against the full ``(d̄, K)`` arrays: the same
+    weights, prototypes, row sums and step, over several block steps; ``X^T D`` against the full einsum."""
+    pb = float32_problem(seed=5)
+    rng = np.random.default_rng(5)
+    N, n_cols = pb.n_descriptors, 12
+    per_col = rng.integers(1, 40, size=n_cols)                  # widths 16, 32 and 48 after the search
+    rows = np.concatenate([np.sort(rng.choice(N, k, replace=False)) for k in per_col])
+    cols = np.repeat(np.arange(n_cols), per_col)
+    vals = rng.random(rows.size) + 0.1
+    vals /= np.bincount(cols, weights=vals)[cols]
+    keys = make_keys(rows, cols, N)
+    order = np.argsort(keys)
+    X32 = np.ascontiguousarray(pb.X, dtype=np.float32)
+    wc = WorkingColumns.from_keys(X32, keys[order], vals[order], n_cols)
+    P = wc.prototypes()
+    W = solve_w(pb, P)
+    r = wc.row_sums()
+    H = gradient_factor(pb, P, W)
+    wc = wc.extended(search_gap(pb, X32, wc, H, r, 6)[0])
+    groups = ColumnBuckets.of(pb, wc)
+    assert len(groups) >= 2 and sorted(np.concatenate([g[0] for g in groups]).tolist()) == list(range(n_cols))
+    D = np.where(wc.rows >= 0, rng.normal(size=wc.rows.shape), 0.0)
+    np.testing.assert_allclose(groups.prototypes_move(D), np.einsum("jkd,jk->dj", wc.Xg, D, dtype=np.float64),
+                               rtol=1e-12, atol=1e-12)
+    full = WorkingColumns(wc.X, wc.rows.copy(), wc.vals.copy())
+    B = column_grams(pb, full)
+    Pf, rf, Pg, rg = P, r, P, r
+    for _ in range(5):
+        Pf, rf, tf = column_step(pb, full, B, Pf, W, gradient_factor(pb, Pf, W), rf, INNER_STEPS)
+        Pg, rg, tg = column_step(pb, wc, groups, Pg, W, gradient_factor(pb, Pg, W), rg, INNER_STEPS)
+        assert tg == pytest.approx(tf, rel=1e-12)
+        np.testing.assert_allclose(wc.vals, full.vals, rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(Pg, Pf, rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(rg, rf, rtol=1e-12, atol=1e-15)
+    assert tf > 0
 
 
 @pytest.mark.parametrize("n_inner", [1, 64])
