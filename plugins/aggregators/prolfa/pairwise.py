@@ -30,8 +30,9 @@ working set is held as ``(d̄, K)`` padded arrays (``K`` grows with the largest 
 
 ``backend="pairwise_fw_cupy"`` runs the same code on an NVIDIA GPU (CuPy): the descriptors and the working set
 live on the device, the ``d x d̄`` quantities (``P``, ``W``, ``H``) and the W-step stay on the host, and the
-search is a blocked matrix product with an exact top-``m`` per column instead of FAISS. Same model, start,
-steps and stopping rule; only the floating-point summation order differs.
+search and the pairwise steps are :mod:`.pairwise_cuda`'s (a blocked matrix product with an exact top-``m`` per
+column instead of FAISS; one CUDA kernel). Same model, start, steps and stopping rule; only the floating-point
+summation order differs.
 """
 
 from __future__ import annotations
@@ -46,13 +47,14 @@ from sklearn.exceptions import ConvergenceWarning
 
 from .cstep import top_candidates
 from .options import SolverOptions
+from .pairwise_cuda import device_top_candidates, fused_pairwise_steps
 from .problem import Problem, energy, fit_loss, gradient_factor, quadratic_term
 from .result import ProLFAResult
 from .sparsecols import split_keys
 from .start import Start, initial_selection
 from .wstep import solve_w
 
-__all__ = ["ColumnBuckets", "WorkingColumns", "column_grams", "column_step", "device_top_candidates", "fit_pairwise", "search_gap"]
+__all__ = ["ColumnBuckets", "WorkingColumns", "column_grams", "column_step", "fit_pairwise", "search_gap"]
 
 log = logging.getLogger("lfabench_plugins.aggregators.prolfa")
 
@@ -61,9 +63,6 @@ INNER_STEPS = 64
 
 #: Padded width granularity of the working set (K grows in steps of this many slots).
 PAD = 16
-
-#: Bytes of one block of search scores on the device (``N x columns`` float32).
-SEARCH_BLOCK_BYTES = 1 << 30
 
 
 def _host(a) -> np.ndarray:
@@ -158,32 +157,6 @@ def _padded(k: int) -> int:
     return max(PAD, -(-k // PAD) * PAD)
 
 
-def device_top_candidates(Xa, Ha, m: int) -> np.ndarray:
-    """Per column ``j`` of ``Ha`` (``(d', d̄)``): the ``m`` rows ``i`` of largest ``-Xa_i . Ha_j``, best first, on the
-    device of ``Xa`` (``(N, d')`` float32, CuPy): :func:`~.cstep.top_candidates`'s flat search without FAISS.
-
-    Scores are formed ``SEARCH_BLOCK_BYTES`` at a time (``block x N`` float32, a column's scores contiguous); the
-    top ``m`` of each column are ``m`` successive arg-max passes (``m`` is small: 16), each masking the row it took.
-    Returns ``(d̄, m)`` int64.
-    """
-    import cupy as xp
-
-    N, n_cols = Xa.shape[0], Ha.shape[1]
-    m = int(min(m, N))
-    negHt = xp.asarray(-Ha.T, dtype=xp.float32)                     # (d̄, d')
-    out = xp.empty((n_cols, m), dtype=xp.int64)
-    width = max(1, min(n_cols, SEARCH_BLOCK_BYTES // (4 * N)))
-    for s in range(0, n_cols, width):
-        S = negHt[s:s + width] @ Xa.T                               # (block, N)
-        cols = xp.arange(S.shape[0])
-        for t in range(m):
-            best = S.argmax(axis=1)
-            out[s:s + width, t] = best
-            S[cols, best] = -xp.inf
-        del S
-    return out
-
-
 def search_gap(pb: Problem, X32, wc: WorkingColumns, H: np.ndarray, r, m: int):
     """Each column's ``m`` rows of smallest off-support gradient and its exact Frank-Wolfe gap.
 
@@ -199,7 +172,7 @@ def search_gap(pb: Problem, X32, wc: WorkingColumns, H: np.ndarray, r, m: int):
     if xp is np:
         _, cand = top_candidates(Xa, Ha, m)              # largest -(x.h + lambda1 r): smallest gradient
     else:
-        cand = device_top_candidates(Xa, Ha, m)
+        cand = device_top_candidates(Xa, Ha, m)                # the same search, on the GPU
     del Xa
     sup = wc.support
     g = wc.gradient(pb, H, r)
@@ -269,65 +242,9 @@ def _pairwise_steps(xp, gq, v, B, e, scale: float, n_inner: int) -> None:
         gq[flat, a] -= 2.0 * gamma * e[flat, a]
 
 
-#: On a GPU, run :func:`_pairwise_steps` as one CUDA kernel (a thread per column) instead of ~20 array operations
-#: per step: the same arithmetic in the same order (contraction to fused multiply-adds off), so the same result.
+#: On a GPU, run :func:`_pairwise_steps` as one CUDA kernel (:func:`.pairwise_cuda.fused_pairwise_steps`, a
+#: thread per column) instead of ~20 array operations per step: the same arithmetic in the same order.
 FUSED_INNER = True
-
-_FUSED_SOURCE = r"""
-extern "C" __global__ void pairwise_steps(double* gq, double* v, const REAL* B, const double* e,
-                                          const int n_cols, const int K, const int n_inner, const double scale)
-{
-    const int j = blockDim.x * blockIdx.x + threadIdx.x;
-    if (j >= n_cols) return;
-    double* g = gq + (long long)j * K;
-    double* w = v + (long long)j * K;
-    const REAL* Bj = B + (long long)j * K * K;
-    const double* ej = e + (long long)j * K;
-    const REAL scale_r = (REAL)scale;        // NumPy: a Python float times a REAL array is REAL
-    const double neg_inf = __longlong_as_double((long long)0xfff0000000000000ULL);   // NVRTC has no INFINITY
-    for (int t = 0; t < n_inner; ++t) {
-        int s = 0, a = 0;                    // first arg-min of g, first arg-max of g over w > 0 (NumPy's ties)
-        double gmin = g[0], gmax = w[0] > 0 ? g[0] : neg_inf;
-        for (int k = 1; k < K; ++k) {
-            const double gk = g[k];
-            if (gk < gmin) { gmin = gk; s = k; }
-            const double ga = w[k] > 0 ? gk : neg_inf;
-            if (ga > gmax) { gmax = ga; a = k; }
-        }
-        const double delta = g[s] - g[a];
-        if (!(delta < 0) || s == a) break;   // this column stops moving, and would not move again
-        const REAL bb = (Bj[s * K + s] + Bj[a * K + a]) - (REAL)2.0 * Bj[s * K + a];
-        const double curv = ((double)(scale_r * bb) + ej[s]) + ej[a];
-        const double wa = w[a];
-        const double gamma = fmin(wa, -delta / (2.0 * fmax(curv, 1e-300)));
-        w[s] += gamma;
-        w[a] = gamma >= wa ? 0.0 : wa - gamma;
-        const double coef = (2.0 * scale) * gamma;
-        const REAL* Bs = Bj + s * K;
-        const REAL* Ba = Bj + a * K;
-        for (int k = 0; k < K; ++k) g[k] += coef * (double)(Bs[k] - Ba[k]);
-        g[s] += (2.0 * gamma) * ej[s];
-        g[a] -= (2.0 * gamma) * ej[a];
-    }
-}
-"""
-
-_FUSED_KERNELS: dict = {}
-
-
-def _fused_pairwise_steps(gq, v, B, e, scale: float, n_inner: int) -> None:
-    """:func:`_pairwise_steps` as one CUDA kernel (CuPy arrays, C-contiguous; ``B`` float32 or float64)."""
-    import cupy
-
-    real = "float" if B.dtype == np.float32 else "double"
-    if real not in _FUSED_KERNELS:
-        _FUSED_KERNELS[real] = cupy.RawKernel(_FUSED_SOURCE.replace("REAL", real), "pairwise_steps",
-                                              options=("--fmad=false",))
-    n_cols, K = gq.shape
-    threads = 128
-    _FUSED_KERNELS[real](((n_cols + threads - 1) // threads,), (threads,),
-                         (gq, v, cupy.ascontiguousarray(B), cupy.ascontiguousarray(e, dtype=cupy.float64),
-                          np.int32(n_cols), np.int32(K), np.int32(n_inner), np.float64(scale)))
 
 
 def column_step(pb: Problem, wc: WorkingColumns, B, P: np.ndarray, W: np.ndarray, H: np.ndarray,
@@ -359,7 +276,7 @@ def column_step(pb: Problem, wc: WorkingColumns, B, P: np.ndarray, W: np.ndarray
             _pairwise_steps(xp, gb, vb, Bb, e[cols, :width], scale, n_inner)
             v[cols, :width] = vb
     elif xp is not np and FUSED_INNER:
-        _fused_pairwise_steps(gq, v, B, e, scale, n_inner)
+        fused_pairwise_steps(gq, v, B, e, scale, n_inner)
     else:
         _pairwise_steps(xp, gq, v, B, e, scale, n_inner)
     D = xp.where(full, v - c0, 0.0)

@@ -50,13 +50,13 @@ def test_pairwise_fw_cupy_without_cupy_says_what_to_install(monkeypatch):
 @pytest.mark.parametrize("m", [1, 5, 16])
 def test_device_search_equals_the_flat_search(m):
     """Rows of largest ``-x.h`` per column, best first: the device's arg-max passes against FAISS/NumPy."""
-    from lfabench_plugins.aggregators.prolfa import pairwise
+    from lfabench_plugins.aggregators.prolfa import pairwise_cuda
 
     rng = np.random.default_rng(m)
     X = rng.normal(size=(5000, 9)).astype(np.float32)
     H = rng.normal(size=(9, 300))
     vals, _ = top_candidates(X, H, m)
-    got = cupy.asnumpy(pairwise.device_top_candidates(cupy.asarray(X), H, m))
+    got = cupy.asnumpy(pairwise_cuda.device_top_candidates(cupy.asarray(X), H, m))
     assert got.shape == (300, m)
     # same scores (ties may order rows differently): the device's rows score what the reference's do
     np.testing.assert_allclose(-np.einsum("jmd,dj->jm", X[got].astype(np.float64), H), vals, rtol=1e-5, atol=1e-5)
@@ -66,14 +66,14 @@ def test_device_search_equals_the_flat_search(m):
 
 @needs_gpu
 def test_device_search_in_blocks_equals_one_block(monkeypatch):
-    from lfabench_plugins.aggregators.prolfa import pairwise
+    from lfabench_plugins.aggregators.prolfa import pairwise_cuda
 
     rng = np.random.default_rng(0)
     X = cupy.asarray(rng.normal(size=(2000, 6)).astype(np.float32))
     H = rng.normal(size=(6, 50))
-    whole = cupy.asnumpy(pairwise.device_top_candidates(X, H, 4))
-    monkeypatch.setattr(pairwise, "SEARCH_BLOCK_BYTES", 4 * 2000 * 7)      # 7 columns per block
-    np.testing.assert_array_equal(cupy.asnumpy(pairwise.device_top_candidates(X, H, 4)), whole)
+    whole = cupy.asnumpy(pairwise_cuda.device_top_candidates(X, H, 4))
+    monkeypatch.setattr(pairwise_cuda, "SEARCH_BLOCK_BYTES", 4 * 2000 * 7)      # 7 columns per block
+    np.testing.assert_array_equal(cupy.asnumpy(pairwise_cuda.device_top_candidates(X, H, 4)), whole)
 
 
 @needs_gpu
