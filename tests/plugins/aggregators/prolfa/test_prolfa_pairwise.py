@@ -28,11 +28,13 @@ from lfabench_plugins.aggregators.prolfa.wstep import solve_w
 
 
 def random_columns(pb, n_cols, per_col, seed):
-    """A feasible C with ``per_col`` distinct random rows per column (rows shared across columns on purpose)."""
+    """A feasible C with ``per_col`` (an int, or one count per column) distinct random rows per column (rows shared
+    across columns on purpose)."""
     rng = np.random.default_rng(seed)
     N = pb.n_descriptors
-    rows = np.concatenate([np.sort(rng.choice(N // 3, per_col, replace=False)) for _ in range(n_cols)])
-    cols = np.repeat(np.arange(n_cols), per_col)
+    counts = np.broadcast_to(per_col, (n_cols,))
+    rows = np.concatenate([np.sort(rng.choice(N // 3, k, replace=False)) for k in counts])
+    cols = np.repeat(np.arange(n_cols), counts)
     vals = rng.random(rows.size) + 0.1
     vals /= np.bincount(cols, weights=vals)[cols]
     keys = make_keys(rows, cols, N)
@@ -95,16 +97,8 @@ def test_width_groups_take_the_full_widths_steps():
     weights, prototypes, row sums and step, over several block steps; ``X^T D`` against the full einsum."""
     pb = float32_problem(seed=5)
     rng = np.random.default_rng(5)
-    N, n_cols = pb.n_descriptors, 12
-    per_col = rng.integers(1, 40, size=n_cols)                  # widths 16, 32 and 48 after the search
-    rows = np.concatenate([np.sort(rng.choice(N, k, replace=False)) for k in per_col])
-    cols = np.repeat(np.arange(n_cols), per_col)
-    vals = rng.random(rows.size) + 0.1
-    vals /= np.bincount(cols, weights=vals)[cols]
-    keys = make_keys(rows, cols, N)
-    order = np.argsort(keys)
-    X32 = np.ascontiguousarray(pb.X, dtype=np.float32)
-    wc = WorkingColumns.from_keys(X32, keys[order], vals[order], n_cols)
+    n_cols = 12
+    wc, X32 = random_columns(pb, n_cols, rng.integers(1, 40, size=n_cols), seed=5)    # widths 16 to 48
     P = wc.prototypes()
     W = solve_w(pb, P)
     r = wc.row_sums()
