@@ -185,14 +185,14 @@ def search_gap(pb: Problem, X32, wc: WorkingColumns, H: np.ndarray, r, m: int):
     return cand, xp.maximum(gap, 0.0)
 
 
-def column_grams(pb: Problem, wc: WorkingColumns, cols=None, width: int | None = None):
+def column_grams(pb: Problem, wc: WorkingColumns):
     """``B_j = (Xg_j R^T)(Xg_j R^T)^T`` ``(d̄, K, K)`` in X's dtype: each column's curvature of the fit in the image
-    means' metric (``||R X^T d||^2 = d^T B_j d`` for a move ``d`` of column j on its working set).
+    means' metric (``||R X^T d||^2 = d^T B_j d`` for a move ``d`` of column j on its working set)."""
+    return _grams(pb, wc.Xg, wc.xp)
 
-    ``cols``/``width`` (optional): only those columns, on their first ``width`` slots (``(len(cols), width, width)``).
-    """
-    xp = wc.xp
-    Xg = wc.Xg if cols is None else wc.Xg[cols, :width]
+
+def _grams(pb: Problem, Xg, xp=np):
+    """:func:`column_grams` of descriptors ``Xg`` ``(n, K, d)``: ``(n, K, K)``."""
     Y = xp.matmul(Xg, xp.asarray(pb.R.T, dtype=Xg.dtype))
     return xp.matmul(Y, xp.swapaxes(Y, 1, 2))
 
@@ -207,8 +207,12 @@ class ColumnBuckets(list):
     @classmethod
     def of(cls, pb: Problem, wc: WorkingColumns) -> ColumnBuckets:
         widths = np.array([_padded(int(k)) for k in (wc.rows >= 0).sum(axis=1)])
-        return cls((cols, int(w), wc.Xg[cols, :int(w)], column_grams(pb, wc, cols, int(w)))
-                   for w in np.unique(widths) for cols in [np.flatnonzero(widths == w)])
+        groups = cls()
+        for w in np.unique(widths).tolist():
+            cols = np.flatnonzero(widths == w)
+            Xg = wc.Xg[cols, :w]
+            groups.append((cols, w, Xg, _grams(pb, Xg)))
+        return groups
 
     def prototypes_move(self, D: np.ndarray) -> np.ndarray:
         """``X^T D`` ``(d, d̄)`` float64 for a move ``D`` ``(d̄, K)`` that is zero past each group's width."""
