@@ -54,7 +54,8 @@ from .result import ProLFAResult
 from .start import Start, initial_selection
 from .wstep import solve_w
 
-__all__ = ["DENSE_BYTES_LIMIT", "array_namespace", "fit_dense", "project_columns_newton", "project_columns_topk"]
+__all__ = ["DENSE_BYTES_LIMIT", "array_namespace", "fit_dense", "project_columns_newton", "project_columns_topk",
+           "to_host"]
 
 log = logging.getLogger("lfabench_plugins.aggregators.prolfa")
 
@@ -89,7 +90,8 @@ def array_namespace(backend: str, requested: str | None = None, cpu_backend: str
     raise ValueError(f"unknown dense backend {backend!r}")
 
 
-def _to_host(a) -> np.ndarray:
+def to_host(a) -> np.ndarray:
+    """A NumPy array of ``a`` (a CuPy array is copied off the device; a NumPy one is returned as is)."""
     return a.get() if hasattr(a, "get") else np.asarray(a)
 
 
@@ -145,7 +147,7 @@ class _DenseState:
         xp = self.xp
         self.r = self.C.sum(axis=1)
         self.c_sq = float(xp.sum(self.C * self.C))
-        self.P = _to_host(self.X.T @ self.C)
+        self.P = to_host(self.X.T @ self.C)
 
     def exclusivity(self) -> float:
         return float(self.xp.dot(self.r, self.r)) - self.c_sq
@@ -188,7 +190,7 @@ def _direction(pb: Problem, st: _DenseState, Hd, t: float, ksup: int | None, D):
             if bool(xp.any(neg)):
                 s_max = min(s_max, float(xp.min(xp.where(neg, Cb / xp.where(neg, -Db, 1.0), xp.inf))))
         D[:, blk] = Db
-    U = _to_host(X.T @ D)
+    U = to_host(X.T @ D)
     return a, dd, rho, U, s_max
 
 
@@ -284,7 +286,7 @@ def fit_dense(pb: Problem, options: SolverOptions, start: Start | None = None):
                       stacklevel=3)
     rows, cols = xp.nonzero(st.C)
     vals = st.C[rows, cols]
-    C_host = sp.csc_matrix((_to_host(vals), (_to_host(rows), _to_host(cols))), shape=(N, dbar))
+    C_host = sp.csc_matrix((to_host(vals), (to_host(rows), to_host(cols))), shape=(N, dbar))
     C_host.sort_indices()
     P = st.P
     stats.update(fit_loss=fit_loss(pb, P, W), exclusivity=st.exclusivity(), final_relative_change=rel,

@@ -46,6 +46,7 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
 from .cstep import top_candidates
+from .dense import array_namespace, to_host
 from .options import SolverOptions
 from .pairwise_cuda import device_top_candidates, fused_pairwise_steps
 from .problem import Problem, energy, fit_loss, gradient_factor, quadratic_term
@@ -63,10 +64,6 @@ INNER_STEPS = 64
 
 #: Padded width granularity of the working set (K grows in steps of this many slots).
 PAD = 16
-
-
-def _host(a) -> np.ndarray:
-    return a.get() if hasattr(a, "get") else a
 
 
 class WorkingColumns:
@@ -116,10 +113,10 @@ class WorkingColumns:
 
     def prototypes(self) -> np.ndarray:
         """``P = X^T C`` ``(d, d̄)`` float64, on the host."""
-        return _host(self.xp.einsum("jkd,jk->dj", self.Xg, self.vals, dtype=np.float64))
+        return to_host(self.xp.einsum("jkd,jk->dj", self.Xg, self.vals, dtype=np.float64))
 
     def selection(self) -> sp.csc_matrix:
-        rows, vals = _host(self.rows), _host(self.vals)
+        rows, vals = to_host(self.rows), to_host(self.vals)
         sup = vals > 0
         cols = np.broadcast_to(np.arange(rows.shape[0])[:, None], rows.shape)[sup]
         return sp.csc_matrix((vals[sup], (rows[sup], cols)), shape=(self.X.shape[0], rows.shape[0]))
@@ -287,7 +284,7 @@ def column_step(pb: Problem, wc: WorkingColumns, B, P: np.ndarray, W: np.ndarray
     if isinstance(B, ColumnBuckets):
         U = B.prototypes_move(D)
     else:
-        U = _host(xp.einsum("jkd,jk->dj", wc.Xg, D, dtype=np.float64))       # X^T D
+        U = to_host(xp.einsum("jkd,jk->dj", wc.Xg, D, dtype=np.float64))       # X^T D
     rho = xp.bincount(wc.rows[full], weights=D[full], minlength=r.size)
     lin = 2.0 * float(np.sum(H * U)) + 2.0 * pb.lambda1 * (float(r @ rho) - float(xp.sum(c0 * D)))
     quad = quadratic_term(pb, U, W) + pb.lambda1 * (float(rho @ rho) - float(xp.sum(D * D)))
@@ -301,8 +298,6 @@ def column_step(pb: Problem, wc: WorkingColumns, B, P: np.ndarray, W: np.ndarray
 def _array_module(backend: str):
     """NumPy for ``"pairwise_fw"``, CuPy on the current GPU for ``"pairwise_fw_cupy"`` (a clear error without)."""
     if backend == "pairwise_fw_cupy":
-        from .dense import array_namespace
-
         return array_namespace("cupy", requested=backend, cpu_backend="pairwise_fw")
     return np
 
