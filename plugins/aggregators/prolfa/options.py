@@ -73,8 +73,9 @@ class SolverOptions:
         ``search_every`` block steps per exact search of ``n_candidates`` rows per column, at most ``max_iter``
         searches, stopping on ``gap_tol``. ``"pairwise_fw_cupy"``: the same on an NVIDIA GPU (CuPy).
     gap_tol : float
-        ``backend="pairwise_fw"``'s (and ``"pairwise_fw_cupy"``'s) stopping rule: the Frank-Wolfe gap of J (summed over columns) at most
-        ``gap_tol`` times J at a search (> 0); a first-order stationarity certificate, unlike ``tol``.
+        The stopping rule of ``backend="pairwise_fw"`` and ``"pairwise_fw_cupy"``: the Frank-Wolfe gap of J
+        (summed over columns) at most ``gap_tol`` times J at a search (> 0); a first-order stationarity
+        certificate, unlike ``tol``.
     """
 
     n_prototypes: int = 128

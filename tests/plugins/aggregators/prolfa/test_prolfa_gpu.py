@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 from test_prolfa_dense import clustered_problem
+from test_prolfa_pairwise import float32_problem, random_columns
 
 from lfabench_plugins.aggregators.prolfa import SolverOptions, fit_prolfa, objective
 from lfabench_plugins.aggregators.prolfa.cstep import top_candidates
@@ -32,12 +33,6 @@ def _gpu():
 
 cupy = _gpu()
 needs_gpu = pytest.mark.skipif(cupy is None, reason="needs CuPy and an NVIDIA GPU (pip install 'lfabench[gpu]')")
-
-
-def float32_problem(seed=0, **kw):
-    pb = clustered_problem(seed=seed, **kw)
-    pb.X = np.ascontiguousarray(pb.X, dtype=np.float32)        # what the plugin hands the solver
-    return pb
 
 
 def test_pairwise_fw_cupy_without_cupy_says_what_to_install(monkeypatch):
@@ -116,8 +111,6 @@ def test_dense_cupy_backend_follows_the_numpy_dense_backend():
 def test_the_fused_kernel_takes_the_steps_of_the_array_loop(dtype, monkeypatch):
     """One CUDA thread per column (``FUSED_INNER``) against the vectorised loop it replaces, on the same working set:
     same arithmetic in the same order, so the same weights and the same joint move."""
-    from test_prolfa_pairwise import random_columns
-
     from lfabench_plugins.aggregators.prolfa import pairwise as pw
     from lfabench_plugins.aggregators.prolfa.problem import gradient_factor
     from lfabench_plugins.aggregators.prolfa.wstep import solve_w
