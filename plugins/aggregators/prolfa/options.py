@@ -72,6 +72,10 @@ class SolverOptions:
         steps (pairwise Frank-Wolfe on each column's bound) on searched working sets (:mod:`.pairwise`):
         ``search_every`` block steps per exact search of ``n_candidates`` rows per column, at most ``max_iter``
         searches, stopping on ``gap_tol``. ``"pairwise_fw_cupy"``: the same on an NVIDIA GPU (CuPy).
+    face_step : bool
+        Capped model (``max_support`` from 2 to 8) on ``backend="sparse"``: after the safeguard, the face step
+        (:mod:`.facestep`): each column's exact minimiser of J on its own support, all columns at once, scaled
+        by an exact line search (J never increases). Default True; unused in every other case.
     gap_tol : float
         The stopping rule of ``backend="pairwise_fw"`` and ``"pairwise_fw_cupy"``: the Frank-Wolfe gap of J
         (summed over columns) at most ``gap_tol`` times J at a search (> 0); a first-order stationarity
@@ -96,6 +100,7 @@ class SolverOptions:
     backend: str = "sparse"
     init: str = "one_hot"
     gap_tol: float = 1e-3
+    face_step: bool = True
 
     def __post_init__(self):
         for name in ("n_prototypes", "max_iter", "max_iter_admm", "max_iter_reweight", "n_candidates", "search_every"):
@@ -117,6 +122,9 @@ class SolverOptions:
             raise ValueError(f"init must be one of {INITS}, got {self.init!r}")
         if self.step not in STEPS:
             raise ValueError(f"step must be one of {STEPS}, got {self.step!r}")
+        if self.face_step not in (True, False):
+            raise ValueError(f"face_step must be True or False, got {self.face_step!r}")
+        object.__setattr__(self, "face_step", bool(self.face_step))
         if self.max_support is not None:
             if int(self.max_support) != self.max_support or int(self.max_support) < 1:
                 raise ValueError(f"max_support must be >= 1 or None, got {self.max_support!r}")

@@ -181,6 +181,19 @@ def frank_wolfe_gap(pb: Problem, C: sp.spmatrix, W: np.ndarray, block: int = 256
     return gap
 
 
+def line_coefficients(pb: Problem, W: np.ndarray, H: np.ndarray, rows: np.ndarray, cols: np.ndarray,
+                      c0: np.ndarray, dv: np.ndarray, n_cols: int, Xw: np.ndarray | None = None) -> tuple[float, float]:
+    """``(a, b)`` with ``J(C0 + s D, W) = J(C0, W) + a s + b s^2`` (values of C0 and D on shared sorted keys ``rows``, ``cols``; every non-zero of C0 on those rows included)."""
+    U = combine(pb.X, rows, cols, dv, n_cols, Xw=Xw)
+    # row sums only over the rows that occur (the others contribute 0 to both dot products)
+    ur, inv = np.unique(rows, return_inverse=True)
+    r0 = np.bincount(inv, weights=c0, minlength=ur.size)
+    rho = np.bincount(inv, weights=dv, minlength=ur.size)
+    a = 2.0 * float(np.sum(H * U)) + pb.lambda1 * 2.0 * (float(r0 @ rho) - float(c0 @ dv))
+    b = quadratic_term(pb, U, W) + pb.lambda1 * (float(rho @ rho) - float(dv @ dv))
+    return a, b
+
+
 def quadratic_term(pb: Problem, U: np.ndarray, W: np.ndarray) -> float:
     """Second-order term of the fit loss along a direction D with ``U = X^T D`` (``(d, d̄)``).
 

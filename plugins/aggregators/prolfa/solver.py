@@ -52,6 +52,7 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
 from .cstep import CandidatesExhausted, c_step, gather_rows, working_set
+from .facestep import MAX_FACE_SUPPORT, face_step
 from .options import SolverOptions
 from .problem import (
     Problem,
@@ -60,6 +61,7 @@ from .problem import (
     frank_wolfe_gap,
     fit_loss,
     gradient_factor,
+    line_coefficients,
     lipschitz_bound,
     objective,
     quadratic_term,
@@ -123,19 +125,6 @@ def line_search_entries(pb: Problem, W: np.ndarray, H: np.ndarray, rows: np.ndar
     if b > 0:
         return float(np.clip(-a / (2.0 * b), 0.0, s_max))
     return s_max if a * s_max + b * s_max * s_max < 0 else 0.0
-
-
-def line_coefficients(pb: Problem, W: np.ndarray, H: np.ndarray, rows: np.ndarray, cols: np.ndarray,
-                      c0: np.ndarray, dv: np.ndarray, n_cols: int, Xw: np.ndarray | None = None) -> tuple[float, float]:
-    """``(a, b)`` with ``J(C0 + s D, W) = J(C0, W) + a s + b s^2`` (entries as :func:`line_search_entries`)."""
-    U = combine(pb.X, rows, cols, dv, n_cols, Xw=Xw)
-    # row sums only over the rows that occur (the others contribute 0 to both dot products)
-    ur, inv = np.unique(rows, return_inverse=True)
-    r0 = np.bincount(inv, weights=c0, minlength=ur.size)
-    rho = np.bincount(inv, weights=dv, minlength=ur.size)
-    a = 2.0 * float(np.sum(H * U)) + pb.lambda1 * 2.0 * (float(r0 @ rho) - float(c0 @ dv))
-    b = quadratic_term(pb, U, W) + pb.lambda1 * (float(rho @ rho) - float(dv @ dv))
-    return a, b
 
 
 def max_feasible_step(c0: np.ndarray, dv: np.ndarray, cap: float) -> float:
@@ -404,7 +393,7 @@ def fit_prolfa(pb: Problem, options: SolverOptions | None = None, start: Start |
     search = _Search(k_cand=opts.n_candidates if ksup is None else max(opts.n_candidates, 4 * ksup))
     converged, rel, it = False, np.inf, 0
     stats = {"start": start_name, "admm_iters": [], "line_search_s": [], "steps": [], "dense_columns": 0, "c_trials": 0,
-             "fallback_steps": 0, "searches": 0, "widened": 0, "search_s": 0.0, "searched_iterations": []}
+             "fallback_steps": 0, "face_s": [], "searches": 0, "widened": 0, "search_s": 0.0, "searched_iterations": []}
     for it in range(1, opts.max_iter + 1):
         W = cur.W
         H_k = gradient_factor(pb, cur.P, W)
@@ -434,6 +423,11 @@ def fit_prolfa(pb: Problem, options: SolverOptions | None = None, start: Start |
             # 3. safeguard
             keys, c, z, lam, s = _descent_point(pb, W, H_k, ws_admm, ws, c_k, cw, zw, lw, search, t_step[0],
                                                 opts, stats)
+            if opts.face_step and ksup is not None and ksup <= MAX_FACE_SUPPORT:
+                c_face, s_face = face_step(pb, W, keys, c, dbar)
+                stats["face_s"].append(s_face)
+                if s_face > 0:
+                    c, z = c_face, c_face.copy()     # restart the Z copy at the accepted point; Lambda is kept
             C = to_csc(keys, c, N, dbar)
             C.eliminate_zeros()
             P = pb.prototypes(C)
