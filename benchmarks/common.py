@@ -50,6 +50,19 @@ def images_holding(bags, y, n_descriptors: int, seed: int = 0):
     return bags.subset(keep), np.asarray(y)[keep]
 
 
+def scene15_split(n_descriptors: int = 0, seed: int = 0):
+    """``(train bags, train labels, test bags, test labels)`` of the ``knn`` evaluator's seeded 80/20 split of
+    Scene-15 SIFT-90; the training images are a nested random subset holding ``n_descriptors`` (0 = all)."""
+    from lfabench_plugins.evaluators.splits import stratified_split
+
+    bags, labels = scene15_sift(90)
+    tr, te = stratified_split(labels, 0.2, seed)
+    train, y = bags.subset(tr), labels[tr]
+    if n_descriptors:
+        train, y = images_holding(train, y, n_descriptors, seed)
+    return train, y, bags.subset(te), labels[te]
+
+
 def write_rows(rows: list[dict], path, fieldnames=None) -> None:
     """Rewrite the CSV ``path`` with ``rows`` (called after every row, so an interrupted run keeps what it
     measured); ``fieldnames`` defaults to the first row's keys, and other keys are then ignored."""

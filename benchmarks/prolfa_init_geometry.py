@@ -21,22 +21,16 @@ import numpy as np
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
-from common import images_holding, one_nn_accuracy, scene15_sift
+from common import one_nn_accuracy, scene15_split
 
 from lfabench_plugins.aggregators.prolfa.plugin import ProLFA
-from lfabench_plugins.evaluators.splits import stratified_split
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--n-descriptors", type=int, default=100_000, help="0: all training descriptors")
     args = ap.parse_args()
-    bags, labels = scene15_sift(90)
-    tr, te = stratified_split(labels, 0.2, 0)
-    train, y = bags.subset(tr), labels[tr]
-    if args.n_descriptors:
-        train, y = images_holding(train, y, args.n_descriptors, 0)
-    test, y_test = bags.subset(te), labels[te]
+    train, y, test, y_test = scene15_split(args.n_descriptors)
     for init in ("one_hot", "cancelling"):
         est = ProLFA(n_prototypes=4096, random_state=0, init=init)
         with warnings.catch_warnings():

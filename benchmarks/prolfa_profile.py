@@ -5,7 +5,7 @@
 
 Fits ProLFA on the Scene-15 SIFT-90 training split (seed 0, 80/20) with the
 given settings and prints, per phase (candidate search, ADMM, safeguard /
-gradient step, W-step, objective, gradient factor), the cumulative seconds and
+gradient step, face step, W-step, objective, gradient factor), the cumulative seconds and
 their share of the fit, plus seconds per outer iteration.
 """
 
@@ -31,6 +31,7 @@ PHASES = {
     "ADMM: Z-step + C-step + dual": "_admm",
     "  of which Z-step": "reweighted_z_step",
     "safeguard (line search + gradient step)": "_descent_point",
+    "face step (exact weights on each support)": "face_step",
     "W-step (Sylvester)": "solve_w",
     "objective J": "objective",
     "gradient factor H": "gradient_factor",

@@ -10,11 +10,16 @@ One idea per module:
 * :mod:`.zstep` — the re-weighted ADMM Z-step;
 * :mod:`.cstep` — the sparse, column-blocked projected-gradient C-step;
 * :mod:`.wstep` — the Sylvester W-step;
+* :mod:`.facestep` — the face step: each column's exact weights on its support (capped model, default);
 * :mod:`.options` — the solver's options, one validated object;
 * :mod:`.result` — what every solver shares: the seeded one-hot start and the result;
 * :mod:`.start` — the starting selection (``init``: one-hot, or cancelling descriptors);
 * :mod:`.solver` — the cBCD driver (Algorithms 1 and 2);
 * :mod:`.dense` — the same model with C held whole, on NumPy or a GPU (CuPy): ``backend="dense"``/``"cupy"``;
+* :mod:`.pairwise` — block pairwise Frank-Wolfe for the paper's exact model: ``backend="pairwise_fw"``;
+  :mod:`.pairwise_cuda` — its GPU-only parts (``"pairwise_fw_cupy"``);
+* :mod:`.featuremap` — the explicit kernel feature map (a model option);
+* :mod:`.sparsecols` — column-sparse matrices as sorted keys and values;
 * :mod:`.normalize` — descriptor normalisation;
 * :mod:`.dedup` — identical descriptors are one candidate (the rule and the row maps).
 

@@ -26,7 +26,10 @@ Outer iteration ``k``:
 With ``max_support = k`` (the k-sparse simplex model option, see
 :func:`fit_prolfa`) step 2 differs: ADMM runs on the working set only, the
 monotone projected-gradient step is computed every outer iteration, and the
-lower of the two points (by exact ``J(., W_k)``) is kept.
+lower of the two points (by exact ``J(., W_k)``) is kept. Then, with
+``face_step`` (the default, for ``2 <= k <= 8``), every column's weights move to
+the exact minimiser of ``J(., W_k)`` on that column's support, the joint move
+scaled by an exact line search (:mod:`.facestep`; ``J`` never increases).
 
 The working set of an iteration comes from an exact candidate search (the
 rows of most negative gradient per column) on every ``search_every``-th
@@ -58,17 +61,16 @@ from .problem import (
     Problem,
     exclusivity,
     first_trial_step,
-    frank_wolfe_gap,
     fit_loss,
+    frank_wolfe_gap,
     gradient_factor,
     line_coefficients,
     lipschitz_bound,
     objective,
-    quadratic_term,
 )
 from .result import ProLFAResult, one_hot_start
-from .start import Start, initial_selection
 from .sparsecols import align, combine, from_csc, split_keys, to_csc
+from .start import Start, initial_selection
 from .wstep import solve_w
 from .zstep import reweighted_z_step
 
@@ -348,7 +350,7 @@ def fit_prolfa(pb: Problem, options: SolverOptions | None = None, start: Start |
 
     1. candidate rows (the working set) for this iteration;
     2. Z-subproblem by ADMM (Algorithm 1: Z-step, C-step, dual update), warm-started;
-    3. safeguard: the accepted C never raises ``J(., W_k)``;
+    3. safeguard: the accepted C never raises ``J(., W_k)`` (then the face step, capped model);
     4. W-step (exact Sylvester solve);
     5. objective ``J(C, W)``;
     6. stopping rule: relative change of J below ``tol`` on a searched iteration.

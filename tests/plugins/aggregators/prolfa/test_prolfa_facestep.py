@@ -41,7 +41,7 @@ def test_simplex_qp_on_faces_meets_the_kkt_conditions_and_matches_scipy(seed):
         assert np.ptp(g[on]) < 1e-7 * (1 + np.abs(g[on]).max())
         assert g[v].min() >= g[on].max() - 1e-7 * (1 + np.abs(g[v]).max())
         # an independent solver (SLSQP) finds no lower value
-        f = lambda x, i=i, v=v: x @ Q[i][np.ix_(v, v)] @ x + lin[i, v] @ x  # noqa: E731
+        f = lambda x, i=i, v=v: x @ Q[i][np.ix_(v, v)] @ x + lin[i, v] @ x
         ref = minimize(f, np.full(v.size, 1.0 / v.size), method="SLSQP", bounds=[(0, 1)] * v.size,
                        constraints=[{"type": "eq", "fun": lambda x: x.sum() - 1.0}], options={"ftol": 1e-14})
         assert f(sol[i, v]) <= ref.fun + 1e-9
@@ -87,11 +87,11 @@ def test_face_step_is_each_columns_exact_minimiser_when_the_columns_do_not_inter
     pb0 = clustered_problem(seed=5)
     pb = Problem.build(pb0.X, pb0.Mu, pb0.Y, 0.0, pb0.lambda2)
     n_cols, k = 6, 3
-    keys, c, C, _ = _capped_point(pb, n_cols, k, seed=2)
+    keys, c, _C, _ = _capped_point(pb, n_cols, k, seed=2)
     W = np.zeros((n_cols, pb.Y.shape[1]))
     new, s = face_step(pb, W, keys, c, n_cols)
     assert s == pytest.approx(1.0)
-    rows, cols = split_keys(keys, pb.n_descriptors)
+    _rows, cols = split_keys(keys, pb.n_descriptors)
     for j in range(n_cols):
         sel = cols == j
 
