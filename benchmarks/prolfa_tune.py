@@ -27,7 +27,7 @@ import warnings
 import numpy as np
 
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
-from common import OUT, one_nn_accuracy, scene15_sift  # noqa: E402
+from common import OUT, one_nn_accuracy, parse_param, scene15_sift  # noqa: E402
 
 from lfabench_plugins.aggregators.prolfa import normalize_descriptors, parse_normalization  # noqa: E402
 from lfabench_plugins.evaluators.splits import stratified_split  # noqa: E402
@@ -66,6 +66,8 @@ def main():
     ap.add_argument("--gamma", type=float, nargs="*", default=[2.0], help="RBF gamma values")
     ap.add_argument("--scale", nargs="*", default=["1.0"], help="ProLFA scale values (floats or auto)")
     ap.add_argument("--max-iter", type=int, default=None, help="ProLFA max_iter (default: the plugin's)")
+    ap.add_argument("--param", action="append", default=[], help="any other ProLFA parameter KEY=VALUE (repeatable), "
+                    "e.g. face_step=0")
     ap.add_argument("--no-references", action="store_true", help="skip the mean / random-prototype references")
     ap.add_argument("--out", default="prolfa_tune")
     args = ap.parse_args()
@@ -94,6 +96,7 @@ def main():
         params["search_every"] = args.search_every
     if args.max_iter is not None:
         params["max_iter"] = args.max_iter
+    params.update(parse_param(p) for p in args.param)
     rows = []
     path = OUT / f"{args.out}.csv"
     kernels = [("linear", None, None)] if args.feature_map == ["linear"] else [
