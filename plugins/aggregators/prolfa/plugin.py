@@ -177,8 +177,9 @@ class ProLFA(Aggregator):
         Capped model (``max_support`` from 2 to 8), ``backend="sparse"`` only: after each outer iteration's
         step, move every prototype's weights to the exact minimiser of J on its own support (a Jacobi step
         with an exact line search, :mod:`lfabench_plugins.aggregators.prolfa.facestep`). Same model, start
-        and stopping rule; at paper scale 41-60 outer iterations instead of 233-331 (docs/prolfa-performance.md).
-        Default True; ``False`` is the solver of the records published before it (same J, more iterations).
+        and stopping rule; at paper scale 37-60 outer iterations instead of 233-331, to a lower J
+        (docs/prolfa-performance.md). Default True; ``False`` is the solver of the records published before
+        2026-11-27.
 
     Attributes
     ----------

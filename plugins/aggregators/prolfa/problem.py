@@ -183,7 +183,11 @@ def frank_wolfe_gap(pb: Problem, C: sp.spmatrix, W: np.ndarray, block: int = 256
 
 def line_coefficients(pb: Problem, W: np.ndarray, H: np.ndarray, rows: np.ndarray, cols: np.ndarray,
                       c0: np.ndarray, dv: np.ndarray, n_cols: int, Xw: np.ndarray | None = None) -> tuple[float, float]:
-    """``(a, b)`` with ``J(C0 + s D, W) = J(C0, W) + a s + b s^2`` (values of C0 and D on shared sorted keys ``rows``, ``cols``; every non-zero of C0 on those rows included)."""
+    """``(a, b)`` with ``J(C0 + s D, W) = J(C0, W) + a s + b s^2``.
+
+    ``c0``, ``dv``: the values of C0 and D on shared sorted keys (``rows``, ``cols``), which must hold every
+    non-zero of C0 on those rows (the exclusivity term needs their full row sums).
+    """
     U = combine(pb.X, rows, cols, dv, n_cols, Xw=Xw)
     # row sums only over the rows that occur (the others contribute 0 to both dot products)
     ur, inv = np.unique(rows, return_inverse=True)
