@@ -70,7 +70,7 @@ class RunRecord(TypedDict, total=False):
     dataset: dict[str, Any] | None           # name, task, n_samples, fingerprint, ...
     descriptors: dict[str, Any]              # n_descriptors, dim, empty_samples, extractor, cap rule, cache
     split: dict[str, Any] | None             # the protocol's split (and per-query results)
-    fit_cache: list[dict[str, Any]]          # fitted arrays taken from / stored in the cache: {entry, hit}
+    fit_cache: list[dict[str, Any]]          # fitted arrays taken from / stored in the cache: {entry, hit, fit_seconds}
     fit_info: dict[str, Any]                 # Aggregator.record_info(): e.g. training_curve
     prototypes: dict[str, Any]               # prototype aggregators only: file (prototypes.npz), n_prototypes, weight
     output_dim: int

@@ -28,6 +28,7 @@ import os
 import re
 import shutil
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -232,7 +233,11 @@ _events: list[dict[str, Any]] = []
 
 
 def drain_cache_events() -> list[dict[str, Any]]:
-    """The ``{"entry", "hit"}`` cache look-ups made since the previous call (then forgotten)."""
+    """The ``{"entry", "hit", "fit_seconds"}`` cache look-ups made since the previous call (then forgotten).
+
+    ``fit_seconds``: how long computing the entry took (measured now on a miss; read from the entry on a hit;
+    None for an entry stored before lfabench recorded it), so that a run that reused a fitted codebook can still
+    be charged what fitting it costs."""
     events = list(_events)
     _events.clear()
     return events
@@ -280,11 +285,15 @@ def cached_fit(kind: str, tag: str, sample: np.ndarray, params: dict[str, Any],
                  training_sample_shape=list(np.shape(sample)))
     name = cache_key(kind, tag, parts)
     hit = store.load(name)
-    _events.append({"entry": name, "hit": hit is not None})
     if hit is not None:
+        seconds = (store.meta(name) or {}).get("fit_seconds")
+        _events.append({"entry": name, "hit": True, "fit_seconds": seconds})
         return hit
+    t0 = time.perf_counter()
     arrays = {k: np.asarray(v) for k, v in fit().items()}
-    store.save(name, arrays, meta={"parts": parts})
+    seconds = round(time.perf_counter() - t0, 6)
+    _events.append({"entry": name, "hit": False, "fit_seconds": seconds})
+    store.save(name, arrays, meta={"parts": parts, "fit_seconds": seconds})
     return arrays
 
 

@@ -4,7 +4,7 @@ from lfabench.record import RunRecorder
 
 
 def record(path, seed, value, aggregator="bow", n_clusters=64, dataset="digits", evaluator_params=None,
-           ignored=None, metric="accuracy", output_dim=64, params=None, fit_info=None):
+           ignored=None, metric="accuracy", output_dim=64, params=None, fit_info=None, fit_cache=None):
     params = dict({"n_clusters": n_clusters, "random_state": seed}, **(params or {}))
     evaluator = {"name": "knn", "params": dict({"k": 1}, **(evaluator_params or {}))}
     cfg = {"dataset": {"name": dataset, "params": {}}, "descriptor": {"name": "patches", "params": {}},
@@ -18,4 +18,6 @@ def record(path, seed, value, aggregator="bow", n_clusters=64, dataset="digits",
         rec.data["fit_info"] = fit_info
     if ignored is not None:
         rec.data["ignored_params"] = ignored
+    if fit_cache is not None:
+        rec.data["fit_cache"] = fit_cache
     rec.finish_ok({metric: value})

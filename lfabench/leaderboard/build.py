@@ -64,8 +64,8 @@ def build_leaderboard(run_paths: Iterable[Path | str], out_dir: Path | str = "le
 
 #: Columns of ``<name>-runs.csv``, in order (those the records have).
 RUN_COLUMNS = ["dataset", "descriptor", "aggregator", "evaluator", "metric", "setting", "seed", "value", "n_records",
-               "conflict", "fit_s", "transform_s", "peak_rss_mb", "output_dim", "lfabench_version", "git_revision",
-               "finished_at", "path"]
+               "conflict", "fit_s", "fit_cache_untimed", "transform_s", "peak_rss_mb", "output_dim", "lfabench_version",
+               "git_revision", "finished_at", "path"]
 
 
 def per_seed_table(df):

@@ -86,4 +86,7 @@ def test_fit_cache_hits_are_recorded(tmp_path):
     assert [e["hit"] for e in first["fit_cache"]] == [False]
     assert [e["hit"] for e in second["fit_cache"]] == [True]
     assert first["fit_cache"][0]["entry"] == second["fit_cache"][0]["entry"]
+    # the reused entry carries what computing it cost: the first run's k-means, within its fit time
+    cost = first["fit_cache"][0]["fit_seconds"]
+    assert 0 < cost <= first["timings_s"]["fit"] and second["fit_cache"][0]["fit_seconds"] == cost
     assert first["metrics"] == second["metrics"]  # the cached codebook is the trained one

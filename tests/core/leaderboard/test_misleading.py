@@ -162,3 +162,20 @@ def test_memory_is_the_aggregation_stages_not_the_sweep_process_peak(tmp_path):
     path.write_text(json.dumps(data))
     _, table, _ = board(tmp_path)
     assert table["peak_rss_mb_max"].tolist() == [300.0]
+
+
+def test_fit_time_counts_what_a_reused_codebook_cost_and_marks_an_unknown_cost(tmp_path):
+    """A run that loaded its codebook from the cache only took 1.5 s to "fit" (the helper's timing): the board
+    charges it the codebook's recorded cost, and marks the cell where a reused entry's cost is unknown."""
+    timed = [{"entry": "kmeans-a", "hit": True, "fit_seconds": 40.0}]
+    for seed in (0, 1):
+        record(tmp_path / f"runs/vlad{seed}", seed, 90.0, aggregator="vlad",
+               fit_cache=timed if seed else [{"entry": "kmeans-b", "hit": False, "fit_seconds": 38.5}])
+        record(tmp_path / f"runs/bow{seed}", seed, 80.0, fit_cache=[{"entry": "kmeans-c", "hit": True}])
+    _, table, md = board(tmp_path)
+    vlad = table.loc[table["aggregator"] == "vlad"].iloc[0]
+    # seed 0 computed it (its 1.5 s fit includes the k-means); seed 1 loaded it: 1.5 + 40 s
+    assert vlad["fit_s_mean"] == pytest.approx((1.5 + 41.5) / 2) and not vlad["fit_s_lower_bound"]
+    bow = table.loc[table["aggregator"] == "bow"].iloc[0]
+    assert bow["fit_s_mean"] == pytest.approx(1.5) and bow["fit_s_lower_bound"]
+    assert " 1.50* |" in row(md, "bow") and " 21.50 |" in row(md, "vlad")
