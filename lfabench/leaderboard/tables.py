@@ -233,8 +233,8 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
 
 
 SUMMARY_COLUMNS = GROUP_COLUMNS + ["setting", "mean", "std", "n_seeds", "n_runs", "conflicts", "seeds", "fit_s_mean",
-                                   "fit_s_lower_bound", "transform_s_mean", "peak_rss_mb_max", "output_dim", "best", "p_vs_best",
-                                   "n_pairs", "paths", "git_revisions", "lfabench_versions"]
+                                   "fit_s_lower_bound", "transform_s_mean", "peak_rss_mb_max", "output_dim", "best",
+                                   "p_vs_best", "n_pairs", "paths", "git_revisions", "lfabench_versions"]
 
 
 def _distinct(values: pd.Series) -> str:
