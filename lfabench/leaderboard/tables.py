@@ -272,7 +272,7 @@ def display_table(tab: pd.DataFrame, metric: str) -> pd.DataFrame:
         **({"repeats disagree (seeds)": tab["conflicts"].values}
            if "conflicts" in tab and tab["conflicts"].sum() else {}),
         "fit time (s)": [_lower_bound_mark(number_cell(v), low) for v, low in
-                         zip(tab["fit_s_mean"], tab.get("fit_s_lower_bound", [False] * len(tab)))],
+                         zip(tab["fit_s_mean"], tab["fit_s_lower_bound"])],
         "transform time (s)": [number_cell(v) for v in tab["transform_s_mean"]],
         "peak memory (MiB)": [number_cell(v, "{:.0f}") for v in tab["peak_rss_mb_max"]],
         "output dim": [number_cell(v, "{:.0f}") for v in tab["output_dim"]],

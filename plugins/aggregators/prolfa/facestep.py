@@ -112,11 +112,7 @@ def face_step(pb: Problem, W: np.ndarray, keys: np.ndarray, c: np.ndarray, n_col
     g = gradient_entries(pb, H, rows, cols, Xw=Xw) + 2.0 * pb.lambda1 * (r[rows] - c[live])
     grad = np.zeros((n_cols, k))
     grad[cols, slot] = g
-    lin = grad - 2.0 * np.einsum("jab,jb->ja", Q, cur)
-    lin[~valid] = 0.0
-    single = counts < 2
-    valid[single] = False
-    valid[single, 0] = counts[single] == 1
+    lin = grad - 2.0 * np.einsum("jab,jb->ja", Q, cur)     # 0 on empty slots (their Q rows, grad, cur are 0)
     has = counts > 0
     target = cur.copy()
     target[has] = simplex_qp_on_faces(Q[has], lin[has], valid[has])
