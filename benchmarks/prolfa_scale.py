@@ -12,6 +12,7 @@ all threads of the fit); on a shared machine the CPU seconds are the steadier me
 Resumable: points already in the CSV are not refitted (``--fresh`` starts over).
 
     flock /tmp/lfabench-bench.lock .venv/bin/python benchmarks/prolfa_scale.py [--quick] [--skip-full]
+    .venv/bin/python benchmarks/prolfa_scale.py --skip-full --param face_step=0 --out prolfa_scale   # the old solver
 
 Parts can run separately (``--skip-full``, ``--only-full``, ``--n ...``, ``--dbar ...``,
 ``--out NAME``) and be joined with ``--merge a.csv b.csv --out prolfa_scale``.
@@ -30,7 +31,7 @@ import warnings
 import numpy as np
 
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
-from common import OUT, images_holding, one_nn_accuracy, scene15_sift, write_rows
+from common import OUT, images_holding, one_nn_accuracy, parse_param, scene15_sift, write_rows
 
 from lfabench_plugins.aggregators.prolfa import normalize_descriptors, parse_normalization
 from lfabench_plugins.aggregators.prolfa.plugin import ProLFA
@@ -175,6 +176,8 @@ def main():
     ap.add_argument("--normalize", default=None, help="ProLFA normalize (default: the plugin's)")
     ap.add_argument("--lambda1", type=float, default=None, help="ProLFA lambda1 (default: the plugin's)")
     ap.add_argument("--lambda2", type=float, default=None, help="ProLFA lambda2 (default: the plugin's)")
+    ap.add_argument("--param", action="append", default=[],
+                    help="any other ProLFA parameter KEY=VALUE (repeatable), e.g. face_step=0")
     ap.add_argument("--verbose", action="store_true", help="log every outer iteration")
     ap.add_argument("--merge", nargs="+", metavar="CSV",
                     help="no fits: concatenate these CSVs (parts run separately) into --out's CSV and plot")
@@ -217,6 +220,7 @@ def main():
     for name in ("max_iter_admm", "search_every", "max_iter", "normalize", "lambda1", "lambda2"):
         if getattr(args, name) is not None:
             params[name] = getattr(args, name)
+    params.update(parse_param(p) for p in args.param)
 
     def record(rec, kind, load_before, target):
         rec.update(kind=kind, N_target=target, load_before=load_before, load_after=load_average())
