@@ -107,7 +107,8 @@ def load_selection(path):
 
 
 def fit_problem(est, bags, y):
-    """The ProLFA estimator's :class:`Problem` for ``(bags, y)``, its descriptors and the distinct rows kept."""
+    """The ProLFA estimator's :class:`Problem` for ``(bags, y)``, the number of its descriptors and the distinct rows
+    kept."""
     Y, labelled = est._responses(bags, y)
     return est._problem(bags, Y, labelled, est._check_params())
 
@@ -119,7 +120,7 @@ def fit_from_start(est, bags, y, start_path):
     from lfabench_plugins.aggregators.prolfa.start import selection_start
 
     C, J = load_selection(start_path)
-    pb, X, reps = fit_problem(est, bags, y)
+    pb, n_rows, reps = fit_problem(est, bags, y)
     start = selection_start(C, pb, f"{Path(start_path).name} (J {J:.4f})")
     est.n_features_in_ = bags.dim                   # what est.fit sets before its _fit
-    return est._set_fitted(fit_prolfa(pb, est._check_params(), start), bags, X, reps)
+    return est._set_fitted(fit_prolfa(pb, est._check_params(), start), bags, n_rows, reps)

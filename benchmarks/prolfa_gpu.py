@@ -198,8 +198,8 @@ def evaluate(directory: Path) -> None:
         summary = json.loads(path.with_suffix(".json").read_text())
         # J again, on the CPU: the saved C (sparse) and W in the numpy objective, on a Problem built here
         # from the local descriptors by the plugin's own construction
-        pb, X, reps = fit_problem(ProLFA(**est.get_params()), train, labels[train_idx])
-        C = est.selection_.tocsr()[reps].tocsc() if reps.size != X.shape[0] else est.selection_
+        pb, n_rows, reps = fit_problem(ProLFA(**est.get_params()), train, labels[train_idx])
+        C = est.selection_.tocsr()[reps].tocsc() if reps.size != n_rows else est.selection_
         J_cpu = objective(pb, C, est.projection_)
         acc = one_nn_accuracy(est.transform(train), labels[train_idx], est.transform(test), labels[test_idx])
         it4, J4 = first_below(summary["J_history"], 1e-4)

@@ -1,7 +1,7 @@
 """Where a ProLFA fit's time goes, by phase of Algorithm 2 (cProfile), at paper scale or below.
 
     flock /tmp/lfabench-bench.lock .venv/bin/python benchmarks/prolfa_profile.py [--dbar 4096] [--max-iter 24] \
-        [--init cancelling]
+        [--init cancelling] [--param feature_map=nystroem_rbf --param n_components=1024 --param gamma=2]
 
 Fits ProLFA on the Scene-15 SIFT-90 training split (seed 0, 80/20) with the
 given settings and prints, per phase (candidate search, ADMM, safeguard /
@@ -20,7 +20,7 @@ import time
 import warnings
 
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
-from common import scene15_sift  # noqa: E402
+from common import parse_param, scene15_sift  # noqa: E402
 
 from lfabench_plugins.evaluators.splits import stratified_split  # noqa: E402
 from lfabench_plugins.aggregators.prolfa.plugin import ProLFA  # noqa: E402
@@ -46,6 +46,8 @@ def main():
     ap.add_argument("--max-support", type=int, default=4, help="0: the paper's plain simplex")
     ap.add_argument("--feature-map", default=None)
     ap.add_argument("--init", default="one_hot", help="the solver's start: one_hot (default) or cancelling")
+    ap.add_argument("--dump", default=None, help="also write the raw cProfile stats to this file (pstats)")
+    ap.add_argument("--param", action="append", default=[], help="another ProLFA parameter KEY=VALUE (repeatable)")
     args = ap.parse_args()
     bags, labels = scene15_sift(90)
     train_idx, _ = stratified_split(labels, 0.2, 0)
@@ -54,6 +56,7 @@ def main():
                   random_state=0, init=args.init)
     if args.feature_map:
         params["feature_map"] = args.feature_map
+    params.update(parse_param(text) for text in args.param)
     est = ProLFA(**params)
     prof = cProfile.Profile()
     t0 = time.perf_counter()
@@ -64,6 +67,8 @@ def main():
         prof.disable()
     total = time.perf_counter() - t0
     stats = pstats.Stats(prof)
+    if args.dump:
+        stats.dump_stats(args.dump)
     cum = {}
     for (file, _, name), (_, _, _, ct, _) in stats.stats.items():
         if "prolfa" in file:
@@ -75,6 +80,8 @@ def main():
     for label, fn in PHASES.items():
         s = cum.get(fn, 0.0)
         print(f"| {label} | {s:.1f} | {100 * s / fit_s:.0f} % |")
+    print("\nfunctions with the most own time (whole fit()):")
+    stats.sort_stats("tottime").print_stats(12)
 
 
 if __name__ == "__main__":

@@ -43,7 +43,7 @@ import numpy as np
 
 from .problem import Problem, gradient_entries, quadratic_term
 from .simplex import project_columns_sparse, project_columns_top, project_segments, project_segments_sparse
-from .sparsecols import combine, make_keys, split_keys
+from .sparsecols import combine, gather_float64, make_keys, split_keys
 
 __all__ = ["CandidatesExhausted", "WorkingSet", "CStepResult", "working_set", "top_candidates", "c_step"]
 
@@ -128,7 +128,7 @@ def gather_rows(X: np.ndarray, rows: np.ndarray) -> np.ndarray | None:
     """``X[rows]`` in float64 when it fits :data:`GATHER_LIMIT_BYTES`, else None (callers gather per chunk)."""
     if rows.size * X.shape[1] * 8 > GATHER_LIMIT_BYTES:
         return None
-    return np.asarray(X[rows], dtype=np.float64)
+    return gather_float64(X, rows)
 
 
 def _dense_columns(pb: Problem, H: np.ndarray, cols: np.ndarray, ws: WorkingSet, base: np.ndarray,

@@ -27,7 +27,7 @@ import itertools
 import numpy as np
 
 from .problem import Problem, gradient_entries, gradient_factor, line_coefficients
-from .sparsecols import combine, split_keys
+from .sparsecols import combine, gather_float64, split_keys
 
 __all__ = ["face_step", "simplex_qp_on_faces", "MAX_FACE_SUPPORT"]
 
@@ -97,7 +97,7 @@ def face_step(pb: Problem, W: np.ndarray, keys: np.ndarray, c: np.ndarray, n_col
     start = np.concatenate(([0], np.cumsum(counts)[:-1]))
     slot = np.arange(live.size) - start[cols]
     # the fit's Hessian block of each column: A_jj (R x_a) . (R x_b) over the column's support
-    Xw = np.asarray(pb.X[rows], dtype=np.float64)                               # (nnz, d), gathered once
+    Xw = gather_float64(pb.X, rows)                                               # (nnz, d), gathered once
     RX = Xw @ pb.R.T
     A_diag = 1.0 + np.einsum("jc,jc->j", W, W)
     padded = np.zeros((n_cols, k, RX.shape[1]))

@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from .sparsecols import block_rows
+
 __all__ = ["NORMALIZATIONS", "normalize_descriptors", "parse_normalization", "center_descriptors"]
 
 NORMALIZATIONS = ("l2", "rootsift", "l2_centered", "rootsift_centered", "none")
-#: Rows per block of the centring (bounds its wide-dtype temporary to ``block x d``).
-CENTER_BLOCK_ROWS = 1 << 15
+
 _CENTERED = "_centered"
 
 
@@ -51,8 +52,9 @@ def center_descriptors(X: np.ndarray, mean: np.ndarray | None) -> np.ndarray:
     # in row blocks: X - mean is computed in the wider dtype of the two (float64 for float32 descriptors) and
     # would exist whole beside X and the result (5.2 GB for 316k lifted descriptors of dimension 1,024)
     out = np.empty(X.shape, dtype=X.dtype)
-    for s in range(0, X.shape[0], CENTER_BLOCK_ROWS):
-        out[s:s + CENTER_BLOCK_ROWS] = X[s:s + CENTER_BLOCK_ROWS] - mean
+    step = block_rows(X.shape[1])        # elementwise: any block size gives the same floats
+    for s in range(0, X.shape[0], step):
+        out[s:s + step] = X[s:s + step] - mean
     return out
 
 

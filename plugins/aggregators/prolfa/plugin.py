@@ -273,14 +273,14 @@ class ProLFA(Aggregator):
             log.warning("semi_prolfa: every training sample is labelled, so Semi-ProLFA equals ProLFA; set "
                         "the evaluator's labelled fraction (evaluator.params.labelled_fraction, e.g. 0.2) to "
                         "leave samples unlabelled")
-        pb, X, reps = self._problem(bags, Y, labelled, options)
-        return self._set_fitted(fit_prolfa(pb, options), bags, X, reps)
+        pb, n_rows, reps = self._problem(bags, Y, labelled, options)
+        return self._set_fitted(fit_prolfa(pb, options), bags, n_rows, reps)
 
-    def _set_fitted(self, res, bags: Bags, X: np.ndarray, reps: np.ndarray):
-        """Store the solver's result ``res`` (rows = the distinct descriptors ``reps`` of ``X``) as the fitted
-        attributes; returns ``self``."""
-        merged = reps.size < X.shape[0]           # identical descriptors were merged into one candidate
-        self.selection_ = expand_rows(res.selection, reps, X.shape[0]) if merged else res.selection
+    def _set_fitted(self, res, bags: Bags, n_rows: int, reps: np.ndarray):
+        """Store the solver's result ``res`` (rows = the distinct descriptors ``reps`` among the ``n_rows`` fit
+        descriptors) as the fitted attributes; returns ``self``."""
+        merged = reps.size < n_rows               # identical descriptors were merged into one candidate
+        self.selection_ = expand_rows(res.selection, reps, n_rows) if merged else res.selection
         self.projection_ = res.projection
         self.prototypes_ = res.prototypes
         self.objective_history_ = np.asarray(res.objective_history)
@@ -297,7 +297,7 @@ class ProLFA(Aggregator):
 
     def _problem(self, bags: Bags, Y: np.ndarray, labelled: np.ndarray, options: SolverOptions):
         """The fit's :class:`Problem` (descriptors normalised, lifted, centred and scaled; identical ones merged),
-        the ``(N, D)`` descriptors before merging and the rows kept (``reps``). Sets ``feature_map_``,
+        the number N of descriptors before merging and the rows kept (``reps``). Sets ``feature_map_``,
         ``descriptor_mean_`` and ``scale_``."""
         Xn = normalize_descriptors(bags.descriptors, self.normalize)
         # the kernel's feature map: fitted on training descriptors only (after the per-descriptor
@@ -320,8 +320,10 @@ class ProLFA(Aggregator):
             raise ValueError(f"{type(self).__name__}: n_prototypes={self.n_prototypes} exceeds the number of "
                              f"distinct descriptors ({reps.size} of {X.shape[0]}, after normalize="
                              f"{self.normalize!r}); identical descriptors are one prototype candidate")
-        Xc = X if reps.size == X.shape[0] else X[reps]
-        return Problem.build(Xc, Mu, Y[labelled], self.lambda1, self.lambda2), X, reps
+        n_rows = X.shape[0]
+        if reps.size < n_rows:
+            X = X[reps]                           # the merged copy only: one (N, D) array fewer during the fit
+        return Problem.build(X, Mu, Y[labelled], self.lambda1, self.lambda2), n_rows, reps
 
     #: How :meth:`prototype_support` ranks prototypes (``lfabench explain`` shows the heaviest first).
     WEIGHT_DEFINITION = ("||W[p, :]||_2, the Euclidean norm of prototype p's row of the learned regression W "

@@ -25,7 +25,7 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
-from .sparsecols import combine
+from .sparsecols import block_rows, combine
 
 __all__ = ["Problem", "fit_loss", "exclusivity", "objective", "energy", "gradient_factor", "gradient_entries",
            "quadratic_term", "lipschitz_bound", "first_trial_step", "frank_wolfe_gap"]
@@ -59,8 +59,10 @@ class Problem:
         d = X.shape[1]
         S = np.zeros((d, d))
         s1 = np.zeros(d)
+        buf = np.empty((min(X.shape[0], 65536), d))       # one block buffer, filled again (not reallocated)
         for start in range(0, X.shape[0], 65536):
-            B = np.asarray(X[start:start + 65536], dtype=np.float64)
+            B = buf[:min(65536, X.shape[0] - start)]
+            B[...] = X[start:start + 65536]
             S += B.T @ B
             s1 += B.sum(axis=0)
         x0 = s1 / max(X.shape[0], 1)
@@ -136,13 +138,16 @@ def gradient_factor(pb: Problem, P: np.ndarray, W: np.ndarray) -> np.ndarray:
 
 
 def gradient_entries(pb: Problem, H: np.ndarray, rows: np.ndarray, cols: np.ndarray,
-                     chunk: int = 1 << 16, Xw: np.ndarray | None = None) -> np.ndarray:
+                     chunk: int | None = None, Xw: np.ndarray | None = None) -> np.ndarray:
     """Entries ``(2 X H)[rows, cols]`` in float64, ``O(d)`` each, in chunks (never the dense ``N x d̄``).
 
-    ``Xw`` (optional): ``X[rows]`` in float64, gathered once by the caller.
+    ``Xw`` (optional): ``X[rows]`` in float64, gathered once by the caller. ``chunk``: entries per block
+    (default: :func:`~.sparsecols.block_rows`; each entry is its own dot product, so any size gives the
+    same floats).
     """
     out = np.empty(rows.size, dtype=np.float64)
     Ht = np.ascontiguousarray(H.T)
+    chunk = block_rows(H.shape[0]) if chunk is None else int(chunk)
     for s in range(0, rows.size, chunk):
         r, c = rows[s:s + chunk], cols[s:s + chunk]
         Xr = Xw[s:s + chunk] if Xw is not None else np.asarray(pb.X[r], dtype=np.float64)

@@ -341,12 +341,13 @@ def test_distinct_rows_by_hash_equal_the_sort_in_blocks_and_on_a_collision(monke
 
 
 def test_centring_float32_descriptors_in_blocks_equals_the_whole_float64_difference(monkeypatch):
-    from lfabench_plugins.aggregators.prolfa import normalize
+    from lfabench_plugins.aggregators.prolfa import normalize, sparsecols
 
     rng = np.random.default_rng(3)
     X = rng.normal(size=(1001, 7)).astype(np.float32)
     mean = X.mean(axis=0, dtype=np.float64)
-    monkeypatch.setattr(normalize, "CENTER_BLOCK_ROWS", 100)
+    monkeypatch.setattr(sparsecols, "BLOCK_BYTES", 8 * 7 * 100)         # 100-row blocks
+    assert sparsecols.block_rows(7) == 100
     out = normalize.center_descriptors(X, mean)
     assert out.dtype == np.float32
     np.testing.assert_array_equal(out, (X - mean).astype(np.float32))

@@ -339,6 +339,38 @@ def test_combine_equals_sparse_product_across_chunks():
         np.testing.assert_allclose(combine(X, rows, cols, vals, 7, chunk=chunk), ref, atol=1e-12)
 
 
+def test_blocked_gathers_give_the_same_floats(monkeypatch):
+    """Large inputs gather rows in blocks (never a whole float64 copy at once): the blocks never split a column
+    inside a chunk, so the result is bitwise the one product over the gathered rows, and equals X^T D."""
+    import lfabench_plugins.aggregators.prolfa.sparsecols as sc
+
+    rng = np.random.default_rng(31)
+    X = rng.normal(size=(3000, 6)).astype(np.float32)
+    M = sp.random(3000, 40, density=0.05, random_state=4, format="csc")   # ~6,000 entries: the CSR path
+    keys, vals = from_csc(M)
+    rows, cols = split_keys(keys, 3000)
+    ref = (M.T @ X.astype(np.float64)).T
+    once = combine(X, rows, cols, vals, 40, Xw=np.asarray(X[rows], dtype=np.float64), chunk=2500)
+    monkeypatch.setattr(sc, "BLOCK_BYTES", 8 * 6 * 97)                  # 97-row blocks, many per chunk
+    assert sc.block_rows(6) == 97
+    blocked = combine(X, rows, cols, vals, 40, chunk=2500)
+    np.testing.assert_array_equal(blocked, once)
+    np.testing.assert_allclose(blocked, ref, atol=1e-10)
+    np.testing.assert_array_equal(sc.gather_float64(X, rows), np.asarray(X[rows], dtype=np.float64))
+    blocks = list(sc._column_blocks(cols, 100, 2500, 97))
+    assert blocks[0][0] == 100 and blocks[-1][1] == 2500
+    assert all(b == a2 for (_, b), (a2, _) in zip(blocks, blocks[1:]))                 # contiguous cover
+    assert all(b == 2500 or cols[b - 1] != cols[b] for _, b in blocks)                 # no column split
+    H = rng.normal(size=(6, 40))
+    from lfabench_plugins.aggregators.prolfa.problem import gradient_entries
+
+    pb = type("P", (), {"X": X})()
+    np.testing.assert_array_equal(gradient_entries(pb, H, rows, cols, chunk=7),
+                                  gradient_entries(pb, H, rows, cols, chunk=1 << 16))
+    np.testing.assert_allclose(gradient_entries(pb, H, rows, cols),
+                               2.0 * np.einsum("nd,nd->n", X[rows].astype(np.float64), H.T[cols]), rtol=1e-12)
+
+
 def test_extrapolated_line_search_is_exact_and_feasible():
     bags, Y, pb = small_problem(seed=28)
     rng = np.random.default_rng(29)
