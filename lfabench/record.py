@@ -78,7 +78,7 @@ class RunRecord(TypedDict, total=False):
     finished_at: str | None
     lfabench_version: str
     git_revision: str | None
-    host: dict[str, Any]                     # python, platform, cpu_count
+    host: dict[str, Any]                     # python, platform, cpu_count, cpu_model, cpu_simd, blas (host_info)
     run_dir: str
 
 
@@ -218,6 +218,52 @@ def now_iso() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
+def cpu_model() -> str | None:
+    """The processor's name (Linux: ``/proc/cpuinfo``'s first "model name"; elsewhere ``platform.processor()``)."""
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or None
+
+
+#: CPU features that select SIMD code paths (OpenCV dispatches SIFT's kernels on them, OpenBLAS its GEMM kernel).
+SIMD_FLAGS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl")
+
+
+def cpu_simd() -> list[str] | None:
+    """Which of :data:`SIMD_FLAGS` the CPU has (Linux ``/proc/cpuinfo``; None elsewhere)."""
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("flags"):
+                    have = set(line.split(":", 1)[1].split())
+                    return [f for f in SIMD_FLAGS if f in have]
+    except OSError:
+        pass
+    return None
+
+
+def blas_info() -> list[dict[str, Any]]:
+    """The BLAS libraries loaded in this process (threadpoolctl): API, library, version, kernel architecture."""
+    from threadpoolctl import threadpool_info
+
+    return [{k: lib.get(k) for k in ("internal_api", "version", "architecture")}
+            for lib in threadpool_info() if lib.get("user_api") == "blas"]
+
+
+def host_info() -> dict[str, Any]:
+    """The machine a run ran on. Besides the Python and OS versions it names the CPU, its SIMD features and the
+    BLAS kernel (e.g. OpenBLAS ``Haswell`` against ``SkylakeX``): with the same packages, another CPU can
+    change the floats (OpenCV's SIFT takes AVX2 or AVX-512 code paths by CPU; another GEMM kernel sums in
+    another order), and an iterative fit can then end elsewhere."""
+    return {"python": platform.python_version(), "platform": platform.platform(), "cpu_count": os.cpu_count(),
+            "cpu_model": cpu_model(), "cpu_simd": cpu_simd(), "blas": blas_info()}
+
+
 class RunRecorder:
     """Collects a run's record and writes ``result.json`` on every outcome.
 
@@ -241,8 +287,7 @@ class RunRecorder:
             "peak_rss_mb_by_stage": {},
             "dataset": None, "split": None, "started_at": now_iso(), "finished_at": None,
             "lfabench_version": __version__, "git_revision": git_revision(),
-            "host": {"python": platform.python_version(), "platform": platform.platform(),
-                     "cpu_count": os.cpu_count()},
+            "host": host_info(),
             "run_dir": str(self.run_dir.resolve()),
         }
         self._keep_previous()
