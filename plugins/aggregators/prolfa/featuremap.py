@@ -35,8 +35,7 @@ __all__ = ["FEATURE_MAPS", "check_feature_map", "fit_feature_map", "apply_featur
 FEATURE_MAPS = ("linear", "nystroem_rbf", "rff_rbf", "additive_chi2")
 
 #: Rows transformed at once: bounds the float64 temporaries of scikit-learn's transforms (at D = 1,024, 16 MiB
-#: each, under glibc's 32 MiB mmap threshold, so they reuse freed memory instead of fresh zeroed pages: 32,768-row
-#: chunks made the kernel's page zeroing a third of the lifted fit's preparation).
+#: each, under glibc's 32 MiB mmap threshold, so freed memory is reused rather than mapped afresh per chunk).
 CHUNK = 2048
 
 

@@ -13,9 +13,9 @@ import scipy.sparse as sp
 
 __all__ = ["make_keys", "split_keys", "align", "to_csc", "from_csc", "combine", "block_rows", "gather_float64"]
 
-#: Bytes of float64 rows a gather or row-wise product handles at once. Blocks above glibc's mmap threshold
-#: (32 MiB) are fresh pages on every call: at paper scale with a lifted map (D = 1,024) 64k-row blocks made
-#: page faults a fifth of a fit's time (its system time), and held 0.5 GB temporaries beside the working set.
+#: Bytes of float64 rows a gather or row-wise product handles at once: at paper scale with a lifted map
+#: (D = 1,024) the former 64k-row blocks were 0.5 GB temporaries beside the working set, mapped afresh on every
+#: call (above glibc's 32 MiB mmap threshold).
 BLOCK_BYTES = 8 << 20
 
 
