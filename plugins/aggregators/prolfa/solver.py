@@ -223,7 +223,7 @@ def _candidate_rows(pb: Problem, X32: np.ndarray, H_k: np.ndarray, cur: _Iterate
     if search_now:
         search.searched = working_set(X32, H_k, cur.keys, opts.n_prototypes, search.k_cand)
         # this iteration's copy alone holds the gathered rows (a later iteration extends the searched
-        # rows and gathers its own): at paper scale with a lifted map each gather is 0.7 GB
+        # rows and gathers its own): at paper scale with a lifted map each gather is about 0.6 GB
         ws = dataclasses.replace(search.searched)
         stats["searches"] += 1
         stats["searched_iterations"].append(it)
