@@ -218,16 +218,21 @@ def now_iso() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
-def cpu_model() -> str | None:
-    """The processor's name (Linux: ``/proc/cpuinfo``'s first "model name"; elsewhere ``platform.processor()``)."""
+def _cpuinfo_value(key: str) -> str | None:
+    """The value of the first ``key`` line of Linux's ``/proc/cpuinfo`` (None where there is none)."""
     try:
         with open("/proc/cpuinfo") as fh:
             for line in fh:
-                if line.startswith("model name"):
+                if line.startswith(key):
                     return line.split(":", 1)[1].strip()
     except OSError:
         pass
-    return platform.processor() or None
+    return None
+
+
+def cpu_model() -> str | None:
+    """The processor's name (Linux: ``/proc/cpuinfo``'s first "model name"; elsewhere ``platform.processor()``)."""
+    return _cpuinfo_value("model name") or platform.processor() or None
 
 
 #: CPU features that select SIMD code paths (OpenCV dispatches SIFT's kernels on them, OpenBLAS its GEMM kernel).
@@ -236,15 +241,11 @@ SIMD_FLAGS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl")
 
 def cpu_simd() -> list[str] | None:
     """Which of :data:`SIMD_FLAGS` the CPU has (Linux ``/proc/cpuinfo``; None elsewhere)."""
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("flags"):
-                    have = set(line.split(":", 1)[1].split())
-                    return [f for f in SIMD_FLAGS if f in have]
-    except OSError:
-        pass
-    return None
+    flags = _cpuinfo_value("flags")
+    if flags is None:
+        return None
+    have = set(flags.split())
+    return [f for f in SIMD_FLAGS if f in have]
 
 
 def blas_info() -> list[dict[str, Any]]:
