@@ -43,7 +43,7 @@ import numpy as np
 
 from .problem import Problem, gradient_entries, quadratic_term
 from .simplex import project_columns_sparse, project_columns_top, project_segments, project_segments_sparse
-from .sparsecols import combine, gather_float64, make_keys, split_keys
+from .sparsecols import combine, gather_float64, make_keys, split_keys, union_keys
 
 __all__ = ["CandidatesExhausted", "WorkingSet", "CStepResult", "working_set", "top_candidates", "c_step"]
 
@@ -78,7 +78,7 @@ class WorkingSet:
 
     def extended(self, extra_keys: np.ndarray, n_rows: int) -> "WorkingSet":
         """The working set plus ``extra_keys`` (sorted); the bound is dropped."""
-        keys = np.union1d(self.keys, extra_keys)
+        keys = union_keys(self.keys, extra_keys)
         r, c = split_keys(keys, n_rows)
         return WorkingSet(keys, r, c, None, self.k)   # rows changed: no gathered copy
 
@@ -118,7 +118,7 @@ def working_set(X32: np.ndarray, H: np.ndarray, keys: np.ndarray, n_cols: int, k
     k = int(min(max(k, 1), N))
     vals, rows = top_candidates(X32, H, k)
     cand = make_keys(rows.ravel(), np.repeat(np.arange(n_cols), k), N)
-    ukeys = np.union1d(keys, cand)
+    ukeys = union_keys(keys, cand)
     r, c = split_keys(ukeys, N)
     bound = 2.0 * vals[:, -1] if k < N else np.full(n_cols, -np.inf)
     return WorkingSet(ukeys, r, c, bound, k)

@@ -91,14 +91,19 @@ def project_columns_top(V: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray, 
     return r.astype(np.int64), c.astype(np.int64), v
 
 
-#: Up to this many entries one ``np.lexsort`` is cheaper than the two sorts below (3 µs against 7 µs at 200
+#: Up to this many entries one ``np.lexsort`` is cheaper than the padded sort below (3 µs against 7 µs at 200
 #: entries; the moon.mat fit makes ~2,400 projections of ~40 entries); same order, ties included.
 SMALL_LEXSORT = 512
+
+#: The padded sort of :func:`_column_segments` pads every column to the longest; past this many padded slots
+#: per entry (a few very long columns) one global sort is cheaper.
+MAX_PAD_RATIO = 4
 
 
 def _column_segments(cols, values, n_cols: int, caller: str):
     """Candidate entries grouped by column: ``(cols, values, counts, starts, order)``, ``order`` sorting by
-    column then descending value (float64 values: the cumulative sums need it)."""
+    column then descending value, ties by position (``np.lexsort((-v, cols))``; float64 values: the cumulative
+    sums need it)."""
     cols = np.asarray(cols, dtype=np.int64)
     v = np.asarray(values, dtype=np.float64)
     counts = np.bincount(cols, minlength=n_cols)
@@ -107,11 +112,29 @@ def _column_segments(cols, values, n_cols: int, caller: str):
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
     if v.size <= SMALL_LEXSORT:
         return cols, v, counts, starts, np.lexsort((-v, cols))
-    # np.lexsort((-v, cols)) by two cheaper sorts (3-4x faster at 3k-90k entries): the stable rank
-    # of -v (ties by position, as lexsort), then one sort of the unique integer keys col * n + rank
+    width = int(counts.max())
+    if n_cols * width <= MAX_PAD_RATIO * v.size and not np.isnan(v).any() and np.all(cols[1:] >= cols[:-1]):
+        return cols, v, counts, starts, _padded_order(cols, v, counts, starts, width)
+    # np.lexsort((-v, cols)) by two cheaper sorts: the stable rank of -v (ties by position, as lexsort),
+    # then one sort of the unique integer keys col * n + rank
     rank = np.empty(v.size, dtype=np.int64)
     rank[np.argsort(-v, kind="stable")] = np.arange(v.size)
     return cols, v, counts, starts, np.argsort(cols * v.size + rank)
+
+
+def _padded_order(cols: np.ndarray, v: np.ndarray, counts: np.ndarray, starts: np.ndarray, width: int) -> np.ndarray:
+    """``np.lexsort((-v, cols))`` for sorted ``cols`` (``counts``/``starts`` per column), by one short stable sort
+    per column: each column's ``-v`` is a row of an ``(n_cols, width)`` array padded with ``+inf`` after its
+    entries, so a pad never sorts before an entry (equal values keep their positions) and each row's first
+    ``counts[j]`` sorted slots are its entries. About 3x faster than two global sorts at paper scale (80k entries
+    over 4,096 columns: 3 ms against 9 ms). ``v`` must hold no NaN (it would sort after the pads)."""
+    n_cols = counts.size
+    padded = np.full(n_cols * width, np.inf)
+    # entry e of column j (its p-th) goes to slot j * width + p = e + (j * width - starts[j])
+    padded[np.arange(v.size) + (np.arange(n_cols) * width - starts)[cols]] = -v
+    order = np.argsort(padded.reshape(n_cols, width), axis=1, kind="stable")
+    order += starts[:, None]
+    return order[np.arange(width) < counts[:, None]]
 
 
 def project_segments(cols: np.ndarray, values: np.ndarray, n_cols: int) -> tuple[np.ndarray, np.ndarray]:

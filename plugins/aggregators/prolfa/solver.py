@@ -70,7 +70,7 @@ from .problem import (
     objective,
 )
 from .result import ProLFAResult, one_hot_start
-from .sparsecols import align, combine, from_csc, split_keys, to_csc
+from .sparsecols import align, combine, from_csc, split_keys, to_csc, union_keys
 from .start import Start, initial_selection
 from .wstep import solve_w
 from .zstep import reweighted_z_step
@@ -110,7 +110,7 @@ def line_search_weight(pb: Problem, W: np.ndarray, H: np.ndarray, C0: sp.csc_mat
     N, n_cols = C0.shape
     k0, v0 = from_csc(C0)
     kd, vd = from_csc(D)
-    keys = np.union1d(k0, kd)
+    keys = union_keys(k0, kd)
     rows, cols = split_keys(keys, N)
     return line_search_entries(pb, W, H, rows, cols, align(k0, v0, keys), align(kd, vd, keys), n_cols, s_max)
 
@@ -314,7 +314,7 @@ def _descent_point(pb: Problem, W: np.ndarray, H_k: np.ndarray, ws, full_ws, c_k
         grad_step = _gradient_step(pb, W, H_k, ws, full_ws, c_k, t_step, backtracking, max_dense, search.k_cand,
                                    ksup, stats)
         fk, fv, search.k_cand = grad_step
-        ug = np.union1d(ws.keys, fk)
+        ug = union_keys(ws.keys, fk)
         c0g = align(ws.keys, c_k, ug)
         rg, cg = split_keys(ug, N)
         ag, bg = line_coefficients(pb, W, H_k, rg, cg, c0g, align(fk, fv, ug) - c0g, dbar)
@@ -331,7 +331,7 @@ def _descent_point(pb: Problem, W: np.ndarray, H_k: np.ndarray, ws, full_ws, c_k
                                        search.k_cand, ksup, stats)
         fk, fv, search.k_cand = grad_step
         stats["fallback_steps"] += 1
-        ukeys = np.union1d(ws.keys, fk)
+        ukeys = union_keys(ws.keys, fk)
         cw, zw = align(fk, fv, ukeys), align(fk, fv, ukeys)
         lw = align(ws.keys, lw, ukeys)
     elif s != 1.0:

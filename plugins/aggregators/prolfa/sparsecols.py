@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["make_keys", "split_keys", "align", "to_csc", "from_csc", "combine", "block_rows", "gather_float64"]
+__all__ = ["make_keys", "split_keys", "union_keys", "align", "to_csc", "from_csc", "combine", "block_rows",
+           "gather_float64"]
 
 #: Bytes of float64 rows a gather or row-wise product handles at once: at paper scale with a lifted map
 #: (D = 1,024) the former 64k-row blocks were 0.5 GB temporaries beside the working set, mapped afresh on every
@@ -38,6 +39,20 @@ def gather_float64(X: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
 def make_keys(rows: np.ndarray, cols: np.ndarray, n_rows: int) -> np.ndarray:
     return np.asarray(cols, dtype=np.int64) * n_rows + np.asarray(rows, dtype=np.int64)
+
+
+def union_keys(*keys: np.ndarray) -> np.ndarray:
+    """The sorted distinct values of the integer arrays ``keys`` (``np.union1d``, the same array), by one stable
+    sort: its merge of the sorted runs that key arrays come in is linear, where NumPy 2.4's ``np.union1d`` finds
+    distinct integers by hashing, ~20x slower here (35 ms against 1.7 ms for 80k and 65k keys)."""
+    merged = np.concatenate(keys)
+    merged.sort(kind="stable")
+    if merged.size == 0:
+        return merged
+    first = np.empty(merged.size, dtype=bool)
+    first[0] = True
+    np.not_equal(merged[1:], merged[:-1], out=first[1:])
+    return merged[first]
 
 
 def split_keys(keys: np.ndarray, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
@@ -103,7 +118,7 @@ def combine(X: np.ndarray, rows: np.ndarray, cols: np.ndarray, vals: np.ndarray,
         # gathered in blocks that never split a column inside this chunk: each column's sum over the chunk
         # is then the same sequence of additions as one product over the whole chunk (same floats)
         for a, b in _column_blocks(cols, s, e, block_rows(d)):
-            present = np.unique(cols[a:b])
+            present = union_keys(cols[a:b])
             out[present] += _column_sums(np.searchsorted(present, cols[a:b]), vals[a:b],
                                          gather_float64(X, rows[a:b]), present.size)
     return out.T

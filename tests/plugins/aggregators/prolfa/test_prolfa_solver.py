@@ -467,17 +467,39 @@ def test_sparse_c_step_with_few_candidates_is_exact():
         assert (np.count_nonzero(out, axis=0) <= ksup).all()
 
 
-@pytest.mark.parametrize("n, n_cols", [(40, 5), (3000, 128)])
-def test_column_segment_order_is_lexsort_with_ties(n, n_cols):
+@pytest.mark.parametrize("n, n_cols, long_column", [(40, 5, 0), (3000, 128, 0), (3000, 128, 2000)])
+def test_column_segment_order_is_lexsort_with_ties(n, n_cols, long_column):
     """The projections' per-column order (by column, then descending value, ties by position) equals
-    ``np.lexsort((-v, cols))`` exactly, on values rounded to make many ties."""
-    from lfabench_plugins.aggregators.prolfa.simplex import _column_segments
+    ``np.lexsort((-v, cols))`` exactly, on values rounded to make many ties, with infinite values, by the lexsort
+    (small), the padded per-column sort (even columns) and the global sorts (one column of ``long_column``
+    entries: padding would cost more)."""
+    from lfabench_plugins.aggregators.prolfa import simplex
 
     rng = np.random.default_rng(n)
-    cols = np.sort(np.concatenate([np.arange(n_cols), rng.integers(0, n_cols, n - n_cols)]))
+    cols = np.sort(np.concatenate([np.arange(n_cols), rng.integers(0, n_cols, n - n_cols - long_column),
+                                   np.full(long_column, 7)]))
     v = np.round(rng.standard_normal(n), 1)
-    order = _column_segments(cols, v, n_cols, "test")[4]
+    v[::17], v[::23] = -np.inf, np.inf
+    counts = np.bincount(cols)
+    padded = n > simplex.SMALL_LEXSORT and n_cols * counts.max() <= simplex.MAX_PAD_RATIO * n
+    assert padded == (n == 3000 and not long_column)
+    order = simplex._column_segments(cols, v, n_cols, "test")[4]
     np.testing.assert_array_equal(order, np.lexsort((-v, cols)))
+
+
+def test_union_keys_equals_union1d():
+    """Sorted distinct values of several integer arrays, sorted or not, with repeats and empties."""
+    from lfabench_plugins.aggregators.prolfa.sparsecols import union_keys
+
+    rng = np.random.default_rng(0)
+    a = np.unique(rng.integers(0, 10**9, 5000))
+    b = rng.integers(0, 10**9, 3000)
+    b[:1000] = a[:1000]
+    np.testing.assert_array_equal(union_keys(a, b), np.union1d(a, b))
+    np.testing.assert_array_equal(union_keys(b), np.unique(b))
+    assert union_keys(a, b).dtype == np.int64
+    np.testing.assert_array_equal(union_keys(np.array([], np.int64), a[:3]), a[:3])
+    assert union_keys(np.array([], np.int64)).size == 0
 
 
 def test_frank_wolfe_gap_equals_a_finite_difference_gradient_and_falls_to_zero_as_the_exact_model_converges():
