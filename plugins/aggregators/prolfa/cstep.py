@@ -42,7 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .problem import Problem, gradient_entries, quadratic_term
-from .simplex import project_columns_sparse, project_columns_top, project_segments, project_segments_sparse
+from .simplex import project_columns_sparse_entries, project_columns_top, project_segments, project_segments_sparse
 from .sparsecols import combine, gather_float64, make_keys, split_keys, union_keys
 
 __all__ = ["CandidatesExhausted", "WorkingSet", "CStepResult", "working_set", "top_candidates", "c_step"]
@@ -144,23 +144,21 @@ def _dense_columns(pb: Problem, H: np.ndarray, cols: np.ndarray, ws: WorkingSet,
     out_k, out_v = [], []
     for start in range(0, cols.size, 32):
         block = cols[start:start + 32]
-        if pb.X.dtype == np.float64:
-            G = 2.0 * (pb.X @ H[:, block])
-        else:
-            G = 2.0 * (pb.X @ H[:, block].astype(np.float32)).astype(np.float64)
+        # the product in X's dtype, transposed before widening (half the bytes from float32): the projections
+        # then read each column's N entries contiguously; every value is as in 2 (X @ H_block)
+        Gt = np.ascontiguousarray((pb.X @ H[:, block].astype(pb.X.dtype, copy=False)).T, dtype=np.float64)
+        Gt *= 2.0
         if row_extra is not None:
-            G += row_extra[:, None]
-        V = -t * G
+            Gt += row_extra[None, :]
+        Vt = -t * Gt
         sel = np.isin(ws.cols, block)
         rr, pos = ws.rows[sel], np.searchsorted(block, ws.cols[sel])
-        g_fit = G[rr, pos] - (0.0 if row_extra is None else row_extra[rr])
-        V[rr, pos] = base[sel] - t * (g_fit + corr[sel])
+        g_fit = Gt[pos, rr] - (0.0 if row_extra is None else row_extra[rr])
+        Vt[pos, rr] = base[sel] - t * (g_fit + corr[sel])
         if max_support is None:
-            r, j, v = project_columns_top(V, 4 * max(ws.k, 16))
+            r, j, v = project_columns_top(Vt.T, 4 * max(ws.k, 16))
         else:
-            Pk = project_columns_sparse(V, max_support)
-            r, j = np.nonzero(Pk)
-            v = Pk[r, j]
+            r, j, v = project_columns_sparse_entries(Vt.T, max_support)
         out_k.append(make_keys(r, block[j], N))
         out_v.append(v)
     keys = np.concatenate(out_k)

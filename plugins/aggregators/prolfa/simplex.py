@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["project_columns", "project_columns_top", "project_segments", "project_segments_sparse",
-           "project_columns_sparse", "simplex_threshold_sorted"]
+           "project_columns_sparse", "project_columns_sparse_entries", "simplex_threshold_sorted"]
 
 
 def simplex_threshold_sorted(u: np.ndarray) -> float:
@@ -223,12 +223,25 @@ def project_segments_sparse(cols: np.ndarray, values: np.ndarray, n_cols: int,
 def project_columns_sparse(V: np.ndarray, k: int) -> np.ndarray:
     """Dense form of :func:`project_segments_sparse`: every column of ``V`` (``(n, b)``) onto the k-sparse simplex."""
     V = np.asarray(V, dtype=np.float64)
+    P = np.zeros(V.shape)
+    r, c, v = project_columns_sparse_entries(V, k)
+    P[r, c] = v
+    return P
+
+
+def project_columns_sparse_entries(V: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The non-zeros ``(rows, cols, values)`` of :func:`project_columns_sparse` ``(V, k)`` without the dense
+    ``(n, b)`` result. Each column's ``k`` largest entries are found along contiguous memory: pass the transpose
+    of a C-ordered ``(b, n)`` array to spare a copy of ``V``."""
+    V = np.asarray(V, dtype=np.float64)
     n, b = V.shape
     k = int(min(k, n))
     if k >= n:
-        return project_columns(V)
+        P = project_columns(V)
+        r, c = np.nonzero(P)
+        return r, c, P[r, c]
     Vt = np.ascontiguousarray(V.T)                 # rows contiguous: argpartition along axis 0 is strided
     top = np.argpartition(-Vt, k - 1, axis=1)[:, :k]
-    P = np.zeros_like(Vt)
-    np.put_along_axis(P, top, project_columns(np.take_along_axis(Vt, top, axis=1).T).T, axis=1)
-    return P.T
+    vals = project_columns(np.take_along_axis(Vt, top, axis=1).T).T          # (b, k)
+    c, i = np.nonzero(vals)
+    return top[c, i], c, vals[c, i]

@@ -448,6 +448,13 @@ def test_sparse_projection_equals_brute_force(k):
     assert wider >= 3                       # the cap was active on several columns
     # k >= the plain support: identical to the plain projection
     np.testing.assert_allclose(project_columns_sparse(V, n), project_columns(V), atol=1e-12)
+    # the entries form, from a column-major V (as the solver passes it): exactly the dense result's non-zeros
+    from lfabench_plugins.aggregators.prolfa.simplex import project_columns_sparse_entries
+
+    r, c, v = project_columns_sparse_entries(np.ascontiguousarray(V.T).T, k)
+    assert (v > 0).all() and np.unique(r * b + c).size == r.size
+    np.testing.assert_array_equal(dense[r, c], v)
+    assert np.count_nonzero(dense) == v.size
 
 
 def test_sparse_c_step_with_few_candidates_is_exact():
