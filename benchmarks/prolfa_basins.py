@@ -27,7 +27,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import (  # noqa: E402
     OUT,
     fit_from_start,
-    load_selection,
     one_nn_accuracy,
     save_selection,
     scene15_split,
@@ -70,7 +69,7 @@ def main(argv=None) -> None:
         J = float(est.objective_history_[-1])
         rows.append(dict(
             fit=name, face_step=face, start=start or "one_hot", iterations=est.n_iter_,
-            start_J=round(float(est.objective_history_[0]), 4) if start is None else round(load_selection(start_path)[1], 4),
+            start_J=round(float(est.objective_history_[0]), 4),
             J=round(J, 4), fit_loss=round(info["fit_loss"], 4), exclusivity=round(info["exclusivity"], 4),
             lambda1_exclusivity=round(est.lambda1 * info["exclusivity"], 4),
             support_slots=int(C.nnz), distinct_support_rows=int(np.unique(C.indices).size),
