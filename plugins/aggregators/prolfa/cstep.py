@@ -10,7 +10,7 @@ support of ``C, Z, Lambda`` an entry's value before projection is just
 ``-t (2 X H)_ij``, so only rows of large ``-(X H)_ij`` can enter a column's
 simplex support. :func:`working_set` finds, for every column, the ``k`` best
 such rows by one exact maximum-inner-product search of the d̄ columns of ``-H``
-against the ``N`` descriptors (``faiss.knn``: blocked BLAS, no ``N x d̄``
+against the ``N`` descriptors (``faiss.knn`` on its blocked-BLAS route, no ``N x d̄``
 buffer), and records the ``k``-th best value as a bound on everything left out.
 
 :func:`c_step` projects on the working set. With the bound (a *full* step) the
@@ -37,6 +37,7 @@ allow and the C-step freezes at scale.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -49,6 +50,11 @@ __all__ = ["CandidatesExhausted", "WorkingSet", "CStepResult", "working_set", "t
 
 #: Below this many entries (N * d̄) the candidate search is one dense numpy product.
 DENSE_SEARCH_LIMIT = 4_000_000
+#: FAISS's exact search takes its blocked-BLAS route (one float32 GEMM per block, then a heap per query) from this
+#: many queries. FAISS 1.15 raises its own threshold to 128,000 queries; below it each query is a separate SIMD
+#: scan, which at the solver's d̄ queries is 1.1-6x slower (``benchmarks/faiss_search_route.py``: 31.7 against
+#: 9.6 ms for the embedded digits fit's 128 queries of 9-D descriptors) and no faster at paper scale.
+BLAS_MIN_QUERIES = 20
 #: Largest float64 copy of the working set's descriptor rows kept for the inner iterations.
 GATHER_LIMIT_BYTES = 1536 << 20
 
@@ -108,8 +114,24 @@ def top_candidates(X32: np.ndarray, H: np.ndarray, k: int) -> tuple[np.ndarray, 
     import faiss
 
     queries = np.ascontiguousarray(-H.T, dtype=np.float32)
-    values, rows = faiss.knn(queries, X32, k, metric=faiss.METRIC_INNER_PRODUCT)
+    with blas_route(faiss):
+        values, rows = faiss.knn(queries, X32, k, metric=faiss.METRIC_INNER_PRODUCT)
     return values.astype(np.float64), rows.astype(np.int64)
+
+
+@contextmanager
+def blas_route(faiss):
+    """Within the block, FAISS's flat searches of at least :data:`BLAS_MIN_QUERIES` queries take the BLAS route.
+
+    FAISS keeps the threshold in a process-wide variable; it is restored on exit, so the evaluators' searches
+    keep FAISS's own choice.
+    """
+    previous = faiss.cvar.distance_compute_blas_threshold
+    faiss.cvar.distance_compute_blas_threshold = BLAS_MIN_QUERIES
+    try:
+        yield
+    finally:
+        faiss.cvar.distance_compute_blas_threshold = previous
 
 
 def working_set(X32: np.ndarray, H: np.ndarray, keys: np.ndarray, n_cols: int, k: int) -> WorkingSet:

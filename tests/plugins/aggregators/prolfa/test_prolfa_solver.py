@@ -192,6 +192,33 @@ def test_candidate_search_is_exact_top_k():
         np.testing.assert_array_equal(np.sort(rows[j]), np.sort(np.argsort(-full[:, j])[:7]))
 
 
+def test_faiss_candidate_search_is_exact_and_keeps_faiss_own_threshold(monkeypatch):
+    """The FAISS route of the search (past the dense limit, on FAISS's BLAS route) returns the exact top-k of a
+    float64 reference, and FAISS's process-wide threshold is the same afterwards (the evaluators keep FAISS's
+    choice), also when the search raises."""
+    import faiss
+
+    from lfabench_plugins.aggregators.prolfa import cstep
+
+    monkeypatch.setattr(cstep, "DENSE_SEARCH_LIMIT", 0)
+    rng = np.random.default_rng(12)
+    X = rng.normal(size=(2_000, 9)).astype(np.float32)
+    H = rng.normal(size=(9, 40))
+    before = faiss.cvar.distance_compute_blas_threshold
+    assert before > 40, "FAISS's own threshold would already take the BLAS route: the test checks nothing"
+    vals, rows = top_candidates(X, H, 16)
+    full = -(X.astype(np.float64) @ H)
+    for j in range(40):
+        np.testing.assert_array_equal(np.sort(rows[j]), np.sort(np.argsort(-full[:, j])[:16]))
+        np.testing.assert_allclose(vals[j], np.sort(full[:, j])[::-1][:16], rtol=1e-5, atol=1e-5)
+    assert faiss.cvar.distance_compute_blas_threshold == before
+    with pytest.raises(RuntimeError):
+        with cstep.blas_route(faiss):
+            assert faiss.cvar.distance_compute_blas_threshold == cstep.BLAS_MIN_QUERIES
+            raise RuntimeError("inside")
+    assert faiss.cvar.distance_compute_blas_threshold == before
+
+
 def test_restricted_c_step_equals_dense_projected_gradient():
     """On a working set covering everything, a C-step is Proj(C - t grad) of the dense formula."""
     bags, Y, pb = small_problem(seed=12)
