@@ -198,7 +198,7 @@ def line_coefficients(pb: Problem, W: np.ndarray, H: np.ndarray, rows: np.ndarra
     ur, inv = np.unique(rows, return_inverse=True)
     r0 = np.bincount(inv, weights=c0, minlength=ur.size)
     rho = np.bincount(inv, weights=dv, minlength=ur.size)
-    a = 2.0 * float(np.sum(H * U)) + pb.lambda1 * 2.0 * (float(r0 @ rho) - float(c0 @ dv))
+    a = 2.0 * float((H * U).sum()) + pb.lambda1 * 2.0 * (float(r0 @ rho) - float(c0 @ dv))
     b = quadratic_term(pb, U, W) + pb.lambda1 * (float(rho @ rho) - float(dv @ dv))
     return a, b
 
@@ -211,7 +211,7 @@ def quadratic_term(pb: Problem, U: np.ndarray, W: np.ndarray) -> float:
     """
     RU = pb.R @ U
     RUW = RU @ W
-    return float(np.sum(RUW * RUW) + np.sum(RU * RU))
+    return float((RUW * RUW).sum() + (RU * RU).sum())
 
 
 def lipschitz_bound(pb: Problem, W: np.ndarray) -> float:

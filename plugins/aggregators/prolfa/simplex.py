@@ -107,13 +107,13 @@ def _column_segments(cols, values, n_cols: int, caller: str):
     cols = np.asarray(cols, dtype=np.int64)
     v = np.asarray(values, dtype=np.float64)
     counts = np.bincount(cols, minlength=n_cols)
-    if counts.size != n_cols or np.any(counts == 0):
+    if counts.size != n_cols or (counts == 0).any():
         raise ValueError(f"{caller}: every column needs at least one candidate")
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    starts = np.concatenate([[0], counts.cumsum()[:-1]])
     if v.size <= SMALL_LEXSORT:
         return cols, v, counts, starts, np.lexsort((-v, cols))
     width = int(counts.max())
-    if n_cols * width <= MAX_PAD_RATIO * v.size and not np.isnan(v).any() and np.all(cols[1:] >= cols[:-1]):
+    if n_cols * width <= MAX_PAD_RATIO * v.size and not np.isnan(v).any() and (cols[1:] >= cols[:-1]).all():
         return cols, v, counts, starts, _padded_order(cols, v, counts, starts, width)
     # np.lexsort((-v, cols)) by two cheaper sorts: the stable rank of -v (ties by position, as lexsort),
     # then one sort of the unique integer keys col * n + rank
@@ -163,10 +163,10 @@ def project_segments(cols: np.ndarray, values: np.ndarray, n_cols: int) -> tuple
 
 def _project_sorted(cols, v, u, counts, starts) -> tuple[np.ndarray, np.ndarray]:
     """:func:`project_segments` given each column's values ``u`` sorted descending (``counts``/``starts``)."""
-    css = np.cumsum(u)
+    css = u.cumsum()
     before = np.concatenate([[0.0], css])[starts]           # cumulative sum preceding each column
-    seg_css = css - np.repeat(before, counts)
-    rank = np.arange(u.size) - np.repeat(starts, counts) + 1
+    seg_css = css - before.repeat(counts)
+    rank = np.arange(u.size) - starts.repeat(counts) + 1
     ok = u - (seg_css - 1.0) / rank > 0
     # largest rank satisfying the condition in each column (a prefix, so the max)
     rho = np.maximum.reduceat(np.where(ok, rank, 0), starts)
@@ -204,7 +204,7 @@ def project_segments_sparse(cols: np.ndarray, values: np.ndarray, n_cols: int,
         raise ValueError(f"max_support must be >= 1, got {k}")
     cols, v, counts, starts, order = _column_segments(cols, values, n_cols, "project_segments_sparse")
     rank = np.empty(v.size, dtype=np.int64)
-    rank[order] = np.arange(v.size) - np.repeat(starts, counts)
+    rank[order] = np.arange(v.size) - starts.repeat(counts)
     keep = rank < k
     kth = np.full(n_cols, -np.inf)
     at_k = rank == k - 1
@@ -214,7 +214,7 @@ def project_segments_sparse(cols: np.ndarray, values: np.ndarray, n_cols: int,
     u = v[order]
     u_keep = u[rank[order] < k]
     k_counts = np.minimum(counts, k)
-    k_starts = np.concatenate([[0], np.cumsum(k_counts)[:-1]])
+    k_starts = np.concatenate([[0], k_counts.cumsum()[:-1]])
     out_keep, tau = _project_sorted(cols[keep], v[keep], u_keep, k_counts, k_starts)
     out[keep] = out_keep
     return out, tau, kth

@@ -133,7 +133,7 @@ def line_search_entries(pb: Problem, W: np.ndarray, H: np.ndarray, rows: np.ndar
 def max_feasible_step(c0: np.ndarray, dv: np.ndarray, cap: float) -> float:
     """The largest ``s <= cap`` with ``c0 + s dv >= 0`` (column sums of ``dv`` are 0, so sums stay 1)."""
     neg = dv < 0
-    if not np.any(neg):
+    if not neg.any():
         return float(cap)
     return float(min(cap, np.min(c0[neg] / -dv[neg])))
 
@@ -279,8 +279,8 @@ def _admm(pb: Problem, W: np.ndarray, H_k: np.ndarray, ws, cur: _Iterate, search
         ws = ws.restricted()
         # dual update
         lw = lw + mu * (z_new - c_new)
-        primal = float(np.max(np.abs(z_new - c_new)))
-        dz = float(np.max(np.abs(z_new - zw)))
+        primal = float(np.abs(z_new - c_new).max())
+        dz = float(np.abs(z_new - zw).max())
         cw, zw = c_new, z_new
         if primal <= opts.admm_tol and dz <= opts.admm_tol:
             break

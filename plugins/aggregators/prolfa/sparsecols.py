@@ -105,7 +105,7 @@ def combine(X: np.ndarray, rows: np.ndarray, cols: np.ndarray, vals: np.ndarray,
         if rows.size == 0:
             return np.zeros((d, n_cols))
         W = Xw if Xw is not None else gather_float64(X, rows)
-        first = np.flatnonzero(np.concatenate(([True], cols[1:] != cols[:-1])))
+        first = np.concatenate(([True], cols[1:] != cols[:-1])).nonzero()[0]
         out = np.zeros((n_cols, d))
         out[cols[first]] = np.add.reduceat(W * np.asarray(vals)[:, None], first, axis=0)
         return out.T

@@ -35,7 +35,7 @@ def reweighted_z_step(rows: np.ndarray, c: np.ndarray, z: np.ndarray, lam: np.nd
         row_l1 = np.bincount(rows, weights=az, minlength=n_rows)[rows]
         q = np.maximum(row_l1 / (az + eps) - 1.0, 0.0)
         z_new = target / (mu + 2.0 * lambda1 * q)
-        change = float(np.max(np.abs(z_new - z))) if z.size else 0.0
+        change = float(np.abs(z_new - z).max()) if z.size else 0.0
         z = z_new
         if change <= tol:
             break
