@@ -44,7 +44,7 @@ import numpy as np
 
 from .problem import Problem, gradient_entries, quadratic_term
 from .simplex import project_columns_sparse_entries, project_columns_top, project_segments, project_segments_sparse
-from .sparsecols import combine, gather_float64, make_keys, split_keys, union_keys
+from .sparsecols import ColumnLayout, combine, gather_float64, make_keys, split_keys, union_keys
 
 __all__ = ["CandidatesExhausted", "WorkingSet", "CStepResult", "working_set", "top_candidates", "c_step"]
 
@@ -77,10 +77,17 @@ class WorkingSet:
     bound: np.ndarray | None     # (d̄,) best left-out value of -(2 X H) per column; None: restricted
     k: int                       # rows searched per column
     Xw: np.ndarray | None = None  # X[rows] in float64, shared by every step on this working set
+    layout: ColumnLayout | None = None   # the grouping of cols, built by the first step that asks for it
+
+    def column_layout(self, n_cols: int) -> ColumnLayout:
+        """The :class:`~.sparsecols.ColumnLayout` of ``cols``, shared by every step on these entries."""
+        if self.layout is None:
+            self.layout = ColumnLayout(self.cols, n_cols)
+        return self.layout
 
     def restricted(self) -> "WorkingSet":
         """The same entries without the bound: later steps are exact on the working set only."""
-        return WorkingSet(self.keys, self.rows, self.cols, None, self.k, self.Xw)
+        return WorkingSet(self.keys, self.rows, self.cols, None, self.k, self.Xw, self.layout)
 
     def extended(self, extra_keys: np.ndarray, n_rows: int) -> "WorkingSet":
         """The working set plus ``extra_keys`` (sorted); the bound is dropped."""
@@ -225,12 +232,13 @@ def c_step(pb: Problem, W: np.ndarray, H: np.ndarray, ws: WorkingSet, base: np.n
             t = max(t / 2.0, t_min)
     n_trials = 0
     empty = np.empty(0, np.int64), np.empty(0)
+    layout = ws.column_layout(n_cols)
     while True:
         n_trials += 1
         if max_support is None:
-            proj, tau = project_segments(ws.cols, base - t * grad, n_cols)
+            proj, tau = project_segments(ws.cols, base - t * grad, n_cols, layout=layout)
         else:
-            proj, tau, kth = project_segments_sparse(ws.cols, base - t * grad, n_cols, max_support)
+            proj, tau, kth = project_segments_sparse(ws.cols, base - t * grad, n_cols, max_support, layout=layout)
             tau = np.maximum(tau, kth)
         extra_k, extra_v = empty
         bad = np.empty(0, np.int64)
@@ -249,7 +257,7 @@ def c_step(pb: Problem, W: np.ndarray, H: np.ndarray, ws: WorkingSet, base: np.n
             break
         dv = proj - base
         d2 = float(dv @ dv + extra_v @ extra_v)
-        U = combine(pb.X, ws.rows, ws.cols, dv, n_cols, Xw=ws.Xw)
+        U = combine(pb.X, ws.rows, ws.cols, dv, n_cols, Xw=ws.Xw, layout=layout)
         if extra_k.size:
             er, ec = split_keys(extra_k, N)
             U += combine(pb.X, er, ec, extra_v, n_cols)

@@ -100,16 +100,21 @@ SMALL_LEXSORT = 512
 MAX_PAD_RATIO = 4
 
 
-def _column_segments(cols, values, n_cols: int, caller: str):
+def _column_segments(cols, values, n_cols: int, caller: str, layout=None):
     """Candidate entries grouped by column: ``(cols, values, counts, starts, order)``, ``order`` sorting by
     column then descending value, ties by position (``np.lexsort((-v, cols))``; float64 values: the cumulative
-    sums need it)."""
-    cols = np.asarray(cols, dtype=np.int64)
+    sums need it). ``layout``: a :class:`~.sparsecols.ColumnLayout` of ``cols``, whose grouping is reused."""
+    if layout is not None:
+        cols, counts, starts = layout.cols, layout.counts, layout.starts
+    else:
+        cols = np.asarray(cols, dtype=np.int64)
+        counts = np.bincount(cols, minlength=n_cols)
+        starts = None
     v = np.asarray(values, dtype=np.float64)
-    counts = np.bincount(cols, minlength=n_cols)
-    if counts.size != n_cols or (counts == 0).any():
+    if not (layout.complete if layout is not None else counts.size == n_cols and not (counts == 0).any()):
         raise ValueError(f"{caller}: every column needs at least one candidate")
-    starts = np.concatenate([[0], counts.cumsum()[:-1]])
+    if starts is None:
+        starts = np.concatenate([[0], counts.cumsum()[:-1]])
     if v.size <= SMALL_LEXSORT:
         return cols, v, counts, starts, np.lexsort((-v, cols))
     width = int(counts.max())
@@ -137,7 +142,7 @@ def _padded_order(cols: np.ndarray, v: np.ndarray, counts: np.ndarray, starts: n
     return order[np.arange(width) < counts[:, None]]
 
 
-def project_segments(cols: np.ndarray, values: np.ndarray, n_cols: int) -> tuple[np.ndarray, np.ndarray]:
+def project_segments(cols: np.ndarray, values: np.ndarray, n_cols: int, layout=None) -> tuple[np.ndarray, np.ndarray]:
     """Project the candidate values of each column onto the simplex.
 
     Parameters
@@ -156,17 +161,22 @@ def project_segments(cols: np.ndarray, values: np.ndarray, n_cols: int) -> tuple
         Each column's threshold. Entries outside the candidate list are implicitly
         zero in the result, which is the exact projection of the full column as
         long as every left-out entry is ``<= tau`` (the caller checks this).
+
+    ``layout`` (optional): the :class:`~.sparsecols.ColumnLayout` of ``cols``, for a caller projecting on the
+    same entries many times (same result).
     """
-    cols, v, counts, starts, order = _column_segments(cols, values, n_cols, "project_segments")
-    return _project_sorted(cols, v, v[order], counts, starts)
+    cols, v, counts, starts, order = _column_segments(cols, values, n_cols, "project_segments", layout)
+    return _project_sorted(cols, v, v[order], counts, starts, None if layout is None else layout.rank)
 
 
-def _project_sorted(cols, v, u, counts, starts) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`project_segments` given each column's values ``u`` sorted descending (``counts``/``starts``)."""
+def _project_sorted(cols, v, u, counts, starts, rank=None) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`project_segments` given each column's values ``u`` sorted descending (``counts``/``starts``;
+    ``rank``, optional: each sorted position's 1-based rank in its column)."""
     css = u.cumsum()
     before = np.concatenate([[0.0], css])[starts]           # cumulative sum preceding each column
     seg_css = css - before.repeat(counts)
-    rank = np.arange(u.size) - starts.repeat(counts) + 1
+    if rank is None:
+        rank = np.arange(u.size) - starts.repeat(counts) + 1
     ok = u - (seg_css - 1.0) / rank > 0
     # largest rank satisfying the condition in each column (a prefix, so the max)
     rho = np.maximum.reduceat(np.where(ok, rank, 0), starts)
@@ -176,7 +186,7 @@ def _project_sorted(cols, v, u, counts, starts) -> tuple[np.ndarray, np.ndarray]
 
 
 def project_segments_sparse(cols: np.ndarray, values: np.ndarray, n_cols: int,
-                            k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                            k: int, layout=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Project each column's candidate values onto the k-sparse simplex ``{c >= 0, 1^T c = 1, ||c||_0 <= k}``.
 
     Kyrillidis, Becker, Cevher & Koch, "Sparse projections onto the simplex"
@@ -186,7 +196,7 @@ def project_segments_sparse(cols: np.ndarray, values: np.ndarray, n_cols: int,
     broken by position. When the plain projection has at most ``k`` non-zeros
     the result equals it.
 
-    Parameters as :func:`project_segments` (``cols`` sorted); ``k >= 1``.
+    Parameters as :func:`project_segments` (``cols`` sorted, optional ``layout``); ``k >= 1``.
 
     Returns
     -------
@@ -202,9 +212,9 @@ def project_segments_sparse(cols: np.ndarray, values: np.ndarray, n_cols: int,
     k = int(k)
     if k < 1:
         raise ValueError(f"max_support must be >= 1, got {k}")
-    cols, v, counts, starts, order = _column_segments(cols, values, n_cols, "project_segments_sparse")
+    cols, v, counts, starts, order = _column_segments(cols, values, n_cols, "project_segments_sparse", layout)
     rank = np.empty(v.size, dtype=np.int64)
-    rank[order] = np.arange(v.size) - starts.repeat(counts)
+    rank[order] = np.arange(v.size) - starts.repeat(counts) if layout is None else layout.rank - 1
     keep = rank < k
     kth = np.full(n_cols, -np.inf)
     at_k = rank == k - 1

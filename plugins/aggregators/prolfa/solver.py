@@ -285,7 +285,8 @@ def _admm(pb: Problem, W: np.ndarray, H_k: np.ndarray, ws, cur: _Iterate, search
         if primal <= opts.admm_tol and dz <= opts.admm_tol:
             break
         if n_admm < opts.max_iter_admm:
-            H = gradient_factor(pb, combine(pb.X, ws.rows, ws.cols, cw, dbar, Xw=ws.Xw), W)
+            H = gradient_factor(pb, combine(pb.X, ws.rows, ws.cols, cw, dbar, Xw=ws.Xw, layout=ws.column_layout(dbar)),
+                                W)
     stats["admm_iters"].append(n_admm)
     return ws, c_k, cw, zw, lw, n_admm
 

@@ -12,7 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 
 __all__ = ["make_keys", "split_keys", "union_keys", "align", "to_csc", "from_csc", "combine", "block_rows",
-           "gather_float64"]
+           "gather_float64", "ColumnLayout"]
 
 #: Bytes of float64 rows a gather or row-wise product handles at once: at paper scale with a lifted map
 #: (D = 1,024) the former 64k-row blocks were 0.5 GB temporaries beside the working set, mapped afresh on every
@@ -88,8 +88,44 @@ def from_csc(M: sp.spmatrix) -> tuple[np.ndarray, np.ndarray]:
     return make_keys(M.indices, cols, M.shape[0]), M.data.astype(np.float64)
 
 
+class ColumnLayout:
+    """Sorted column indices ``cols`` (``(nnz,)``, of ``n_cols`` columns) grouped into columns, once per set of
+    entries, for every projection and ``X^T D`` product on that set.
+
+    The solver's inner loop projects and multiplies on one working set many times (20 ADMM iterations of one or
+    two trials each on moon.mat). On tiny problems each of those costs a few µs of arithmetic behind tens of µs
+    of NumPy calls and scipy checks that only re-derive this grouping.
+    """
+
+    def __init__(self, cols: np.ndarray, n_cols: int):
+        self.cols = np.asarray(cols, dtype=np.int64)
+        self.n_cols = int(n_cols)
+        self.counts = np.bincount(self.cols, minlength=self.n_cols)
+        self.starts = np.concatenate([[0], self.counts.cumsum()[:-1]])   # first entry of each column
+        self.complete = self.counts.size == self.n_cols and not (self.counts == 0).any()   # no empty column
+        # (nnz,) 1-based rank of each position within its column's run
+        self.rank = np.arange(self.cols.size) - self.starts.repeat(self.counts) + 1
+        self._runs = self._matrix = None
+
+    def runs(self) -> np.ndarray:
+        """The first entry of each non-empty column."""
+        if self._runs is None:
+            self._runs = np.concatenate(([True], self.cols[1:] != self.cols[:-1])).nonzero()[0]
+        return self._runs
+
+    def column_matrix(self, vals: np.ndarray) -> sp.csr_matrix:
+        """The ``(n_cols, nnz)`` CSR matrix of :func:`_column_sums` with data ``vals``: built once, then only its
+        data is replaced (scipy's constructor checks cost ~80 µs, twice the product at 5,000 entries)."""
+        vals = np.asarray(vals, dtype=np.float64)
+        if self._matrix is None:
+            self._matrix = _column_matrix(self.cols, vals, self.n_cols)
+        else:
+            self._matrix.data = vals
+        return self._matrix
+
+
 def combine(X: np.ndarray, rows: np.ndarray, cols: np.ndarray, vals: np.ndarray, n_cols: int,
-            Xw: np.ndarray | None = None, chunk: int = 1 << 16) -> np.ndarray:
+            Xw: np.ndarray | None = None, chunk: int = 1 << 16, layout: ColumnLayout | None = None) -> np.ndarray:
     """``X^T D`` (``(d, n_cols)`` float64) for the column-sparse ``D`` given by ``rows``/``cols``/``vals``.
 
     ``cols`` must be sorted (the key order). ``Xw`` (optional) is ``X[rows]`` in
@@ -98,18 +134,22 @@ def combine(X: np.ndarray, rows: np.ndarray, cols: np.ndarray, vals: np.ndarray,
     ~100 µs, which dominates the inner loops on tiny problems); larger ones by a
     CSR product ``(n_cols x nnz) @ Xw`` (scipy's C loop, ~15x faster than
     ``reduceat`` at 250k entries), in chunks of ``chunk`` entries; without ``Xw``
-    the rows are gathered in blocks of :data:`BLOCK_BYTES` (see :func:`_column_blocks`).
+    the rows are gathered in blocks of :data:`BLOCK_BYTES` (see :func:`_column_blocks`). ``layout`` (optional,
+    of ``cols``) spares re-deriving the column grouping (same floats).
     """
     d = X.shape[1]
     if rows.size <= 2048:
         if rows.size == 0:
             return np.zeros((d, n_cols))
         W = Xw if Xw is not None else gather_float64(X, rows)
-        first = np.concatenate(([True], cols[1:] != cols[:-1])).nonzero()[0]
+        first = layout.runs() if layout is not None else np.concatenate(([True], cols[1:] != cols[:-1])).nonzero()[0]
         out = np.zeros((n_cols, d))
         out[cols[first]] = np.add.reduceat(W * np.asarray(vals)[:, None], first, axis=0)
         return out.T
     out = np.zeros((n_cols, d))
+    if layout is not None and Xw is not None and rows.size <= chunk:
+        out += layout.column_matrix(vals) @ Xw          # as the one-chunk loop below, from a built matrix
+        return out.T
     for s in range(0, rows.size, chunk):
         e = min(s + chunk, rows.size)
         if Xw is not None:
@@ -127,10 +167,14 @@ def combine(X: np.ndarray, rows: np.ndarray, cols: np.ndarray, vals: np.ndarray,
 def _column_sums(cols: np.ndarray, vals: np.ndarray, W: np.ndarray, n_cols: int) -> np.ndarray:
     """``(n_cols, d)``: row j sums ``vals[e] W[e]`` over the entries e with ``cols[e] == j`` (sorted ``cols``), in
     entry order from 0, by a CSR product (scipy's C loop)."""
+    return _column_matrix(cols, vals, n_cols) @ W
+
+
+def _column_matrix(cols: np.ndarray, vals: np.ndarray, n_cols: int) -> sp.csr_matrix:
+    """``(n_cols, nnz)`` CSR: row j holds ``vals[e]`` at column e for the entries e of column j (sorted ``cols``)."""
     indptr = np.zeros(n_cols + 1, dtype=np.int64)
     np.cumsum(np.bincount(cols, minlength=n_cols), out=indptr[1:])
-    M = sp.csr_matrix((np.asarray(vals, dtype=np.float64), np.arange(cols.size), indptr), shape=(n_cols, cols.size))
-    return M @ W
+    return sp.csr_matrix((np.asarray(vals, dtype=np.float64), np.arange(cols.size), indptr), shape=(n_cols, cols.size))
 
 
 def _column_blocks(cols: np.ndarray, start: int, stop: int, step: int):

@@ -521,6 +521,34 @@ def test_column_segment_order_is_lexsort_with_ties(n, n_cols, long_column):
     np.testing.assert_array_equal(order, np.lexsort((-v, cols)))
 
 
+@pytest.mark.parametrize("n, n_cols", [(40, 2), (3000, 128)])
+def test_a_reused_column_layout_gives_the_same_floats(n, n_cols):
+    """Products and projections on one entry set through its cached :class:`ColumnLayout` equal those computed
+    from scratch, bitwise, call after call with new values (the cached CSR matrix only swaps its data): the
+    reduceat path (40 entries), the CSR path (3,000), the simplex and the k-sparse simplex projections."""
+    from lfabench_plugins.aggregators.prolfa.simplex import project_segments_sparse
+    from lfabench_plugins.aggregators.prolfa.sparsecols import ColumnLayout
+
+    rng = np.random.default_rng(n)
+    cols = np.sort(np.concatenate([np.arange(n_cols), rng.integers(0, n_cols, n - n_cols)]))
+    rows = rng.integers(0, 500, n)
+    X = rng.normal(size=(500, 9)).astype(np.float32)
+    Xw = np.asarray(X[rows], dtype=np.float64)
+    layout = ColumnLayout(cols, n_cols)
+    for _ in range(3):
+        v = np.round(rng.standard_normal(n), 2)                  # ties
+        for a, b in zip(project_segments(cols, v, n_cols), project_segments(cols, v, n_cols, layout=layout)):
+            np.testing.assert_array_equal(a, b)
+        for a, b in zip(project_segments_sparse(cols, v, n_cols, 3),
+                        project_segments_sparse(cols, v, n_cols, 3, layout=layout)):
+            np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(combine(X, rows, cols, v, n_cols, Xw=Xw),
+                                      combine(X, rows, cols, v, n_cols, Xw=Xw, layout=layout))
+    gap = ColumnLayout(cols[cols != 1], n_cols)                  # column 1 has no candidate
+    with pytest.raises(ValueError, match="every column needs at least one candidate"):
+        project_segments(cols[cols != 1], v[cols != 1], n_cols, layout=gap)
+
+
 def test_union_keys_equals_union1d():
     """Sorted distinct values of several integer arrays, sorted or not, with repeats and empties."""
     from lfabench_plugins.aggregators.prolfa.sparsecols import union_keys
