@@ -112,10 +112,24 @@ def exclusivity(C: sp.spmatrix) -> float:
 
     Equals ``2 * sum_{j != k} ||c_j ⊙ c_k||_1``: zero exactly when no descriptor
     is shared by two prototypes.
+
+    The same float as scipy's ``r = abs(C).sum(axis=1); r @ r - C.multiply(C).sum()`` on ``C`` in CSR (tested),
+    without its ~0.3 ms of format checks per call (a tenth of the moon.mat demo's fit): the entries in CSR order
+    (by row, then column; explicit zeros kept), each stored row summed by ``np.add.reduceat`` into the full
+    ``(N,)`` row sums, and the squares' sum without the zeros that scipy's element-wise product drops.
     """
-    C = sp.csr_matrix(C)
-    r = np.asarray(abs(C).sum(axis=1)).ravel()
-    return float(r @ r - C.multiply(C).sum())
+    C = C if isinstance(C, sp.csc_matrix) else sp.csc_matrix(C)
+    n_rows, n_cols = C.shape
+    rows = C.indices.astype(np.int64)
+    cols = np.arange(n_cols, dtype=np.int64).repeat(np.diff(C.indptr))
+    order = np.argsort(rows * n_cols + cols, kind="stable")
+    data, rows = C.data[order].astype(np.float64, copy=False), rows[order]
+    r = np.zeros(n_rows)
+    if data.size:
+        first = np.concatenate(([True], rows[1:] != rows[:-1])).nonzero()[0]
+        r[rows[first]] = np.add.reduceat(np.abs(data), first)
+    squares = data * data
+    return float(r @ r - squares[squares != 0].sum())
 
 
 def objective(pb: Problem, C: sp.spmatrix, W: np.ndarray, P: np.ndarray | None = None) -> float:

@@ -95,10 +95,6 @@ def _small_blas():
     return _CONTROLLER.limit(limits=1, user_api="blas")
 
 
-#: Consecutive first-trial acceptances before the C-step tries a doubled step.
-GROW_AFTER = 1
-
-
 def line_search_weight(pb: Problem, W: np.ndarray, H: np.ndarray, C0: sp.csc_matrix, D: sp.csc_matrix,
                        s_max: float = 1.0) -> float:
     """``argmin_{s in [0, s_max]} J(C0 + s D, W)``, exactly (``J`` is quadratic in ``s``).

@@ -100,6 +100,31 @@ def test_exclusivity_is_the_pairwise_overlap():
     assert exclusivity(sp.csc_matrix(C)) == pytest.approx(pairs, rel=1e-12)   # paper Definition 1
 
 
+def test_exclusivity_is_bitwise_scipys_formula():
+    """The NumPy form gives the float of scipy's ``r = abs(C).sum(axis=1); r @ r - C.multiply(C).sum()`` (its
+    former body) on random matrices with explicit zeros, empty rows, values whose squares underflow, unsorted
+    row indices and non-CSC inputs."""
+    def scipy_formula(C):
+        C = sp.csr_matrix(C)
+        r = np.asarray(abs(C).sum(axis=1)).ravel()
+        return float(r @ r - C.multiply(C).sum())
+
+    rng = np.random.default_rng(5)
+    for trial in range(300):
+        C = sp.random(int(rng.integers(1, 300)), int(rng.integers(1, 30)), density=float(rng.uniform(0.01, 0.9)),
+                      format="csc", random_state=trial)
+        C.data = rng.standard_normal(C.data.size) * 10.0 ** rng.integers(-200, 3, C.data.size)
+        C.data[rng.random(C.data.size) < 0.1] = 0.0
+        if trial % 3 == 1:                               # the same matrix with each column's rows reversed
+            for j in range(C.shape[1]):
+                lo, hi = C.indptr[j], C.indptr[j + 1]
+                C.indices[lo:hi], C.data[lo:hi] = C.indices[lo:hi][::-1].copy(), C.data[lo:hi][::-1].copy()
+            C.has_sorted_indices = False
+        for form in (C, C.tocoo()) if trial % 5 == 0 else (C,):
+            assert exclusivity(form) == scipy_formula(form)
+    assert exclusivity(sp.csc_matrix((4, 3))) == 0.0
+
+
 def test_gradient_matches_finite_differences():
     bags, Y, pb = small_problem(seed=3)
     rng = np.random.default_rng(4)
