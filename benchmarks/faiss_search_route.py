@@ -25,7 +25,6 @@ import argparse
 import csv
 import sys
 import time
-
 import warnings
 from contextlib import contextmanager
 

@@ -52,8 +52,9 @@ __all__ = ["CandidatesExhausted", "WorkingSet", "CStepResult", "working_set", "t
 DENSE_SEARCH_LIMIT = 4_000_000
 #: FAISS's exact search takes its blocked-BLAS route (one float32 GEMM per block, then a heap per query) from this
 #: many queries. FAISS 1.15 raises its own threshold to 128,000 queries; below it each query is a separate SIMD
-#: scan, which at the solver's d̄ queries is 1.1-6x slower (``benchmarks/faiss_search_route.py``: 31.7 against
-#: 9.6 ms for the embedded digits fit's 128 queries of 9-D descriptors) and no faster at paper scale.
+#: scan, which at the solver's d̄ queries is 1.2-6x slower for d <= 128 and as fast at d = 1,024 and at paper scale
+#: (``benchmarks/faiss_search_route.py``: 36.1 against 9.0 ms at the embedded digits fit's 128 queries of 9-D
+#: descriptors).
 BLAS_MIN_QUERIES = 20
 #: Largest float64 copy of the working set's descriptor rows kept for the inner iterations.
 GATHER_LIMIT_BYTES = 1536 << 20

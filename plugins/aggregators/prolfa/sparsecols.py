@@ -92,8 +92,8 @@ class ColumnLayout:
     """Sorted column indices ``cols`` (``(nnz,)``, of ``n_cols`` columns) grouped into columns, once per set of
     entries, for every projection and ``X^T D`` product on that set.
 
-    The solver's inner loop projects and multiplies on one working set many times (20 ADMM iterations of one or
-    two trials each on moon.mat). On tiny problems each of those costs a few µs of arithmetic behind tens of µs
+    The solver's inner loop projects and multiplies on one working set many times (on moon.mat, 20 ADMM
+    iterations of one to six trials each). On tiny problems each of those costs a few µs of arithmetic behind tens of µs
     of NumPy calls and scipy checks that only re-derive this grouping.
     """
 
