@@ -37,7 +37,7 @@ allow and the C-step freezes at scale.
 
 from __future__ import annotations
 
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 
 import numpy as np
@@ -56,6 +56,11 @@ DENSE_SEARCH_LIMIT = 4_000_000
 #: (``benchmarks/faiss_search_route.py``: 36.1 against 9.0 ms at the embedded digits fit's 128 queries of 9-D
 #: descriptors).
 BLAS_MIN_QUERIES = 20
+#: A FAISS search of fewer multiply-adds than this (N x d x d̄) runs on one thread: threads cost more than they
+#: share there (``benchmarks/faiss_search_route.py --threads``, 2 cores: 7.5 ms on one thread against 12.4 ms on
+#: both at the embedded digits fit's 52M multiply-adds; both threads win from about 400M). The rows found do not
+#: depend on the threads.
+SMALL_SEARCH_MACS = 1 << 28
 #: Largest float64 copy of the working set's descriptor rows kept for the inner iterations.
 GATHER_LIMIT_BYTES = 1536 << 20
 
@@ -122,9 +127,25 @@ def top_candidates(X32: np.ndarray, H: np.ndarray, k: int) -> tuple[np.ndarray, 
     import faiss
 
     queries = np.ascontiguousarray(-H.T, dtype=np.float32)
-    with blas_route(faiss):
+    small = N * X32.shape[1] * H.shape[1] < SMALL_SEARCH_MACS
+    with blas_route(faiss), (_one_thread() if small else nullcontext()):
         values, rows = faiss.knn(queries, X32, k, metric=faiss.METRIC_INNER_PRODUCT)
     return values.astype(np.float64), rows.astype(np.int64)
+
+
+_CONTROLLER = None
+
+
+def _one_thread():
+    """A context limiting every thread pool that threadpoolctl finds (FAISS's OpenMP and BLAS, NumPy's BLAS) to
+    one thread. The controller is built once, on the first search, after FAISS's import, so that it sees FAISS's
+    libraries."""
+    global _CONTROLLER
+    if _CONTROLLER is None:
+        from threadpoolctl import ThreadpoolController
+
+        _CONTROLLER = ThreadpoolController()
+    return _CONTROLLER.limit(limits=1)
 
 
 @contextmanager

@@ -244,6 +244,42 @@ def test_faiss_candidate_search_is_exact_and_keeps_faiss_own_threshold(monkeypat
     assert faiss.cvar.distance_compute_blas_threshold == before
 
 
+def test_small_faiss_searches_run_on_one_thread(monkeypatch):
+    """A search below ``SMALL_SEARCH_MACS`` multiply-adds runs with every thread pool (FAISS's OpenMP and BLAS) at
+    one thread, a larger one with the pools as they were, and the pools are as they were afterwards."""
+    import faiss
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from lfabench_plugins.aggregators.prolfa import cstep
+
+    def pools():
+        return {(p["filepath"], p["user_api"]): p["num_threads"] for p in threadpool_info()}
+
+    seen = []
+    knn = faiss.knn
+
+    def spy(*args, **kwargs):
+        seen.append(pools())
+        return knn(*args, **kwargs)
+
+    monkeypatch.setattr(cstep, "DENSE_SEARCH_LIMIT", 0)
+    monkeypatch.setattr(faiss, "knn", spy)
+    rng = np.random.default_rng(13)
+    X = rng.normal(size=(500, 9)).astype(np.float32)
+    H = rng.normal(size=(9, 30))
+    top_candidates(X, H, 4)                                   # builds the controller (FAISS is loaded by then)
+    with threadpool_limits(limits=2):                         # two threads everywhere, whatever the machine has
+        before = pools()
+        assert any("faiss" in path for path, _ in before), "FAISS's thread pools are not visible to threadpoolctl"
+        assert set(before.values()) == {2}
+        top_candidates(X, H, 4)                               # 500 x 9 x 30 multiply-adds: small
+        assert set(seen[-1].values()) == {1}
+        monkeypatch.setattr(cstep, "SMALL_SEARCH_MACS", 0)    # the same search counted as large
+        top_candidates(X, H, 4)
+        assert seen[-1] == before
+        assert pools() == before
+
+
 def test_restricted_c_step_equals_dense_projected_gradient():
     """On a working set covering everything, a C-step is Proj(C - t grad) of the dense formula."""
     bags, Y, pb = small_problem(seed=12)
