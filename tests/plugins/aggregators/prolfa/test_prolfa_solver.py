@@ -268,12 +268,12 @@ def test_small_faiss_searches_run_on_one_thread(monkeypatch):
     X = rng.normal(size=(500, 9)).astype(np.float32)
     H = rng.normal(size=(9, 30))
     top_candidates(X, H, 4)                                   # builds the controller (FAISS is loaded by then)
-    with threadpool_limits(limits=2):                         # two threads everywhere, whatever the machine has
+    with threadpool_limits(limits=2):                         # two threads where a pool allows it, on any machine
         before = pools()
-        assert any("faiss" in path for path, _ in before), "FAISS's thread pools are not visible to threadpoolctl"
-        assert set(before.values()) == {2}
+        # a pool built for one thread stays at 1 (pyhesaff's OpenBLAS, once the hesaff tests have loaded it)
+        assert [key for key, n in before.items() if "faiss" in key[0] and n == 2], before
         top_candidates(X, H, 4)                               # 500 x 9 x 30 multiply-adds: small
-        assert set(seen[-1].values()) == {1}
+        assert set(seen[-1].values()) == {1}, seen[-1]
         monkeypatch.setattr(cstep, "SMALL_SEARCH_MACS", 0)    # the same search counted as large
         top_candidates(X, H, 4)
         assert seen[-1] == before
