@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .sparsecols import ColumnLayout
+
 __all__ = ["project_columns", "project_columns_top", "project_segments", "project_segments_sparse",
            "project_columns_sparse", "project_columns_sparse_entries", "simplex_threshold_sorted"]
 
@@ -100,21 +102,15 @@ SMALL_LEXSORT = 512
 MAX_PAD_RATIO = 4
 
 
-def _column_segments(cols, values, n_cols: int, caller: str, layout=None):
+def _column_segments(cols, values, n_cols: int, caller: str, layout: ColumnLayout | None = None):
     """Candidate entries grouped by column: ``(cols, values, counts, starts, order)``, ``order`` sorting by
     column then descending value, ties by position (``np.lexsort((-v, cols))``; float64 values: the cumulative
-    sums need it). ``layout``: a :class:`~.sparsecols.ColumnLayout` of ``cols``, whose grouping is reused."""
-    if layout is not None:
-        cols, counts, starts = layout.cols, layout.counts, layout.starts
-    else:
-        cols = np.asarray(cols, dtype=np.int64)
-        counts = np.bincount(cols, minlength=n_cols)
-        starts = None
-    v = np.asarray(values, dtype=np.float64)
-    if not (layout.complete if layout is not None else counts.size == n_cols and not (counts == 0).any()):
+    sums need it). ``layout``: the :class:`~.sparsecols.ColumnLayout` of ``cols`` (built here when None)."""
+    layout = ColumnLayout(cols, n_cols) if layout is None else layout
+    if not layout.complete:
         raise ValueError(f"{caller}: every column needs at least one candidate")
-    if starts is None:
-        starts = np.concatenate([[0], counts.cumsum()[:-1]])
+    cols, counts, starts = layout.cols, layout.counts, layout.starts
+    v = np.asarray(values, dtype=np.float64)
     if v.size <= SMALL_LEXSORT:
         return cols, v, counts, starts, np.lexsort((-v, cols))
     width = int(counts.max())
@@ -165,18 +161,17 @@ def project_segments(cols: np.ndarray, values: np.ndarray, n_cols: int, layout=N
     ``layout`` (optional): the :class:`~.sparsecols.ColumnLayout` of ``cols``, for a caller projecting on the
     same entries many times (same result).
     """
-    cols, v, counts, starts, order = _column_segments(cols, values, n_cols, "project_segments", layout)
-    return _project_sorted(cols, v, v[order], counts, starts, None if layout is None else layout.rank)
+    layout = ColumnLayout(cols, n_cols) if layout is None else layout
+    _, v, _, _, order = _column_segments(cols, values, n_cols, "project_segments", layout)
+    return _project_sorted(v, v[order], layout)
 
 
-def _project_sorted(cols, v, u, counts, starts, rank=None) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`project_segments` given each column's values ``u`` sorted descending (``counts``/``starts``;
-    ``rank``, optional: each sorted position's 1-based rank in its column)."""
+def _project_sorted(v, u, layout: ColumnLayout) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`project_segments` given each column's values ``u`` sorted descending (grouped as ``layout``)."""
+    cols, counts, starts, rank = layout.cols, layout.counts, layout.starts, layout.rank
     css = u.cumsum()
     before = np.concatenate([[0.0], css])[starts]           # cumulative sum preceding each column
     seg_css = css - before.repeat(counts)
-    if rank is None:
-        rank = np.arange(u.size) - starts.repeat(counts) + 1
     ok = u - (seg_css - 1.0) / rank > 0
     # largest rank satisfying the condition in each column (a prefix, so the max)
     rho = np.maximum.reduceat(np.where(ok, rank, 0), starts)
@@ -212,9 +207,10 @@ def project_segments_sparse(cols: np.ndarray, values: np.ndarray, n_cols: int,
     k = int(k)
     if k < 1:
         raise ValueError(f"max_support must be >= 1, got {k}")
-    cols, v, counts, starts, order = _column_segments(cols, values, n_cols, "project_segments_sparse", layout)
+    layout = ColumnLayout(cols, n_cols) if layout is None else layout
+    cols, v, _, _, order = _column_segments(cols, values, n_cols, "project_segments_sparse", layout)
     rank = np.empty(v.size, dtype=np.int64)
-    rank[order] = np.arange(v.size) - starts.repeat(counts) if layout is None else layout.rank - 1
+    rank[order] = layout.rank - 1
     keep = rank < k
     kth = np.full(n_cols, -np.inf)
     at_k = rank == k - 1
@@ -223,9 +219,7 @@ def project_segments_sparse(cols: np.ndarray, values: np.ndarray, n_cols: int,
     # the kept entries in sorted order are the sorted order's entries of rank < k: no second sort
     u = v[order]
     u_keep = u[rank[order] < k]
-    k_counts = np.minimum(counts, k)
-    k_starts = np.concatenate([[0], k_counts.cumsum()[:-1]])
-    out_keep, tau = _project_sorted(cols[keep], v[keep], u_keep, k_counts, k_starts)
+    out_keep, tau = _project_sorted(v[keep], u_keep, ColumnLayout(cols[keep], n_cols))
     out[keep] = out_keep
     return out, tau, kth
 
