@@ -45,6 +45,7 @@ import numpy as np
 from .problem import Problem, gradient_entries, quadratic_term
 from .simplex import project_columns_sparse_entries, project_columns_top, project_segments, project_segments_sparse
 from .sparsecols import ColumnLayout, combine, gather_float64, make_keys, split_keys, union_keys
+from .threads import one_thread
 
 __all__ = ["CandidatesExhausted", "WorkingSet", "CStepResult", "working_set", "top_candidates", "c_step"]
 
@@ -128,24 +129,9 @@ def top_candidates(X32: np.ndarray, H: np.ndarray, k: int) -> tuple[np.ndarray, 
 
     queries = np.ascontiguousarray(-H.T, dtype=np.float32)
     small = N * X32.shape[1] * H.shape[1] < SMALL_SEARCH_MACS
-    with blas_route(faiss), (_one_thread() if small else nullcontext()):
+    with blas_route(faiss), (one_thread() if small else nullcontext()):
         values, rows = faiss.knn(queries, X32, k, metric=faiss.METRIC_INNER_PRODUCT)
     return values.astype(np.float64), rows.astype(np.int64)
-
-
-_CONTROLLER = None
-
-
-def _one_thread():
-    """A context limiting every thread pool that threadpoolctl finds (FAISS's OpenMP and BLAS, NumPy's BLAS) to
-    one thread. The controller is built once, on the first search, after FAISS's import, so that it sees FAISS's
-    libraries."""
-    global _CONTROLLER
-    if _CONTROLLER is None:
-        from threadpoolctl import ThreadpoolController
-
-        _CONTROLLER = ThreadpoolController()
-    return _CONTROLLER.limit(limits=1)
 
 
 @contextmanager

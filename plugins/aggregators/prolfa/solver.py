@@ -72,6 +72,7 @@ from .problem import (
 from .result import ProLFAResult, one_hot_start
 from .sparsecols import align, combine, from_csc, split_keys, to_csc, union_keys
 from .start import Start, initial_selection
+from .threads import one_thread
 from .wstep import solve_w
 from .zstep import reweighted_z_step
 
@@ -79,20 +80,8 @@ __all__ = ["ProLFAResult", "fit_prolfa", "one_hot_start", "line_search_weight"]
 
 log = logging.getLogger("lfabench_plugins.aggregators.prolfa")
 
-_CONTROLLER = None
-
 #: A line-search weight below this counts as a stalled ADMM move: the projected-gradient step replaces it.
 STALL_STEP = 0.05
-
-
-def _small_blas():
-    """A context limiting BLAS to one thread (threadpoolctl; the controller is built once)."""
-    global _CONTROLLER
-    if _CONTROLLER is None:
-        from threadpoolctl import ThreadpoolController
-
-        _CONTROLLER = ThreadpoolController()
-    return _CONTROLLER.limit(limits=1, user_api="blas")
 
 
 def line_search_weight(pb: Problem, W: np.ndarray, H: np.ndarray, C0: sp.csc_matrix, D: sp.csc_matrix,
@@ -409,7 +398,7 @@ def fit_prolfa(pb: Problem, options: SolverOptions | None = None, start: Start |
             try:
                 # the inner steps work on d x d̄ blocks: multi-threaded BLAS gains little there and, on a
                 # loaded machine, its spinning threads cost up to 10x (measured); the search keeps all threads
-                with _small_blas():
+                with one_thread("blas"):
                     # 2. Z-subproblem by ADMM (Algorithm 1)
                     ws_admm, c_k, cw, zw, lw, n_admm = _admm(pb, W, H_k, ws, cur, search, t_step, t_min, opts, stats)
             except CandidatesExhausted as exc:
@@ -422,7 +411,7 @@ def fit_prolfa(pb: Problem, options: SolverOptions | None = None, start: Start |
                 continue
             break
         search.confirm = False
-        with _small_blas():
+        with one_thread("blas"):
             # 3. safeguard
             keys, c, z, lam, s = _descent_point(pb, W, H_k, ws_admm, ws, c_k, cw, zw, lw, search, t_step[0],
                                                 opts, stats)

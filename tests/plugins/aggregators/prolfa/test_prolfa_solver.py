@@ -280,6 +280,33 @@ def test_small_faiss_searches_run_on_one_thread(monkeypatch):
         assert pools() == before
 
 
+def test_the_thread_controller_is_rebuilt_once_faiss_is_loaded(monkeypatch):
+    """A controller built before FAISS's import cannot see FAISS's thread pools: the next limit after the import
+    builds a new one (and only then)."""
+    import sys
+
+    from lfabench_plugins.aggregators.prolfa import threads
+
+    faiss_module = sys.modules["faiss"] if "faiss" in sys.modules else __import__("faiss")
+    monkeypatch.setattr(threads, "_CONTROLLER", None)
+    monkeypatch.setattr(threads, "_SEES_FAISS", False)
+    monkeypatch.delitem(sys.modules, "faiss")
+    with threads.one_thread("blas"):
+        pass
+    before = threads._CONTROLLER
+    with threads.one_thread("blas"):
+        pass
+    assert threads._CONTROLLER is before                      # no FAISS yet: kept
+    monkeypatch.setitem(sys.modules, "faiss", faiss_module)
+    with threads.one_thread():
+        pass
+    assert threads._CONTROLLER is not before and threads._SEES_FAISS
+    rebuilt = threads._CONTROLLER
+    with threads.one_thread():
+        pass
+    assert threads._CONTROLLER is rebuilt
+
+
 def test_restricted_c_step_equals_dense_projected_gradient():
     """On a working set covering everything, a C-step is Proj(C - t grad) of the dense formula."""
     bags, Y, pb = small_problem(seed=12)
