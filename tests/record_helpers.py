@@ -4,10 +4,10 @@ from lfabench.record import RunRecorder
 
 
 def record(path, seed, value, aggregator="bow", n_clusters=64, dataset="digits", evaluator_params=None,
-           ignored=None, metric="accuracy", output_dim=64, params=None, fit_info=None, fit_cache=None):
+           ignored=None, metric="accuracy", output_dim=64, params=None, fit_info=None, fit_cache=None, descriptor_params=None):
     params = dict({"n_clusters": n_clusters, "random_state": seed}, **(params or {}))
     evaluator = {"name": "knn", "params": dict({"k": 1}, **(evaluator_params or {}))}
-    cfg = {"dataset": {"name": dataset, "params": {}}, "descriptor": {"name": "patches", "params": {}},
+    cfg = {"dataset": {"name": dataset, "params": {}}, "descriptor": {"name": "patches", "params": dict(descriptor_params or {})},
            "aggregator": {"name": aggregator, "params": params}, "evaluator": evaluator, "seed": seed}
     rec = RunRecorder(path, cfg, seed)
     rec.data["setting"] = {k: v for k, v in cfg.items() if k != "seed"}

@@ -17,6 +17,7 @@ import pandas as pd
 
 from ..record import read_record
 from .plot import _pyplot, save_png, slug
+from .tables import labelled
 
 MIN_POINTS = 3
 KEYS = ["dataset", "descriptor", "evaluator", "metric", "aggregator"]
@@ -98,7 +99,7 @@ def _convergence(df: pd.DataFrame, out_dir: Path, name: str, plt) -> list[Path]:
     if df.empty:
         return []
     paths = []
-    runs = df.drop_duplicates("path")
+    runs = labelled(df.drop_duplicates("path"))  # one plot per setting, named as in the tables
     for (dataset, descriptor, aggregator), grp in runs.groupby(["dataset", "descriptor", "aggregator"], sort=True):
         lines = []
         for path, seed in zip(grp["path"], grp["seed"]):

@@ -32,8 +32,16 @@ def _base(label: str) -> str:
     return str(label).split("[", 1)[0]
 
 
+def _descriptor_labels(summary: pd.DataFrame, dataset: str, descriptor: str) -> list[str]:
+    """The records' descriptor labels on ``dataset`` whose descriptor is the paper's (``sift``,
+    ``sift[long_side=300]``...): each descriptor setting gets its own block beside the paper's numbers."""
+    on = summary[summary["dataset"] == dataset]["descriptor"].astype(str)
+    return sorted({label for label in on if _base(label) == descriptor})
+
+
 def _measured(summary: pd.DataFrame, dataset: str, descriptor: str, metric: str) -> pd.DataFrame:
-    """One row per method (base aggregator name) with ``value`` (score or seconds) for this table."""
+    """One row per method (base aggregator name) with ``value`` (score or seconds) for this table;
+    ``descriptor`` is a descriptor label of the records."""
     score_metric = "accuracy" if metric == TIME else metric
     rows = summary[(summary["dataset"] == dataset) & (summary["descriptor"] == descriptor)
                    & (summary["metric"] == score_metric)]
@@ -53,26 +61,33 @@ def paper_table(summary: pd.DataFrame, paper: pd.DataFrame | None = None) -> pd.
     columns = ["dataset", "descriptor", "metric", "method", "paper", "paper rank", "lfabench", "seeds",
                "lfabench rank", "lfabench - paper"]
     out = []
-    for (dataset, descriptor, metric), rows in paper.groupby(["dataset", "descriptor", "metric"], sort=True):
-        measured = _measured(summary, dataset, descriptor, metric)
-        if measured.empty:
-            continue
-        both = rows[rows["method"].isin(measured.index)]
-        ascending = metric == TIME
-        paper_rank = both.set_index("method")["value"].rank(ascending=ascending, method="min")
-        ours_rank = measured.loc[both["method"], "value"].rank(ascending=ascending, method="min")
-        for _, r in rows.sort_values("value", ascending=ascending).iterrows():
-            m = r["method"]
-            if m in measured.index:
-                got = measured.loc[m]
-                shown = (f"{got['value']:.1f} s" if metric == TIME
-                         else score_cell(got["mean"], got["std"], got["n_seeds"]))
-                out.append([dataset, descriptor, metric, m, r["value"], int(paper_rank[m]), shown,
-                            int(got["n_seeds"]), int(ours_rank[m]), round(float(got["value"]) - r["value"], 2)])
-            else:
-                out.append([dataset, descriptor, metric, m, r["value"], None, "not run", 0, None, None])
+    for (dataset, paper_descriptor, metric), rows in paper.groupby(["dataset", "descriptor", "metric"], sort=True):
+        for descriptor in _descriptor_labels(summary, dataset, paper_descriptor):
+            out += _rows(rows, _measured(summary, dataset, descriptor, metric), dataset, descriptor, metric)
     table = pd.DataFrame(out, columns=columns)
     return table.astype({"paper rank": "Int64", "lfabench rank": "Int64"})  # ranks stay integers beside "not run"
+
+
+def _rows(rows: pd.DataFrame, measured: pd.DataFrame, dataset: str, descriptor: str, metric: str) -> list[list]:
+    """The table's rows for one paper table (``rows``) beside one descriptor label's measurements."""
+    if measured.empty:
+        return []
+    out = []
+    both = rows[rows["method"].isin(measured.index)]
+    ascending = metric == TIME
+    paper_rank = both.set_index("method")["value"].rank(ascending=ascending, method="min")
+    ours_rank = measured.loc[both["method"], "value"].rank(ascending=ascending, method="min")
+    for _, r in rows.sort_values("value", ascending=ascending).iterrows():
+        m = r["method"]
+        if m in measured.index:
+            got = measured.loc[m]
+            shown = (f"{got['value']:.1f} s" if metric == TIME
+                     else score_cell(got["mean"], got["std"], got["n_seeds"]))
+            out.append([dataset, descriptor, metric, m, r["value"], int(paper_rank[m]), shown,
+                        int(got["n_seeds"]), int(ours_rank[m]), round(float(got["value"]) - r["value"], 2)])
+        else:
+            out.append([dataset, descriptor, metric, m, r["value"], None, "not run", 0, None, None])
+    return out
 
 
 def paper_markdown(summary: pd.DataFrame) -> str:

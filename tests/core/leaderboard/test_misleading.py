@@ -119,6 +119,40 @@ def test_overall_mean_rank_across_datasets(tmp_path):
     assert "## Overall: mean rank across tasks" in md
 
 
+def _descriptor_study(runs):
+    """bow and vlad on the default descriptor (6 seeds) and on a larger image (3 seeds, higher scores)."""
+    for seed in range(6):
+        record(runs / f"bow{seed}", seed, 60.0 + seed)
+        record(runs / f"vlad{seed}", seed, 70.0 + seed, aggregator="vlad")
+    for seed in range(3):
+        record(runs / f"bow300-{seed}", seed, 80.0 + seed, descriptor_params={"long_side": 300})
+        record(runs / f"vlad300-{seed}", seed, 85.0 + seed, aggregator="vlad", descriptor_params={"long_side": 300})
+
+
+def test_a_descriptor_setting_is_another_task_not_another_method(tmp_path):
+    # the old board labelled these rows bow[descriptor.long_side=None] ... and tested the 6-seed rows
+    # against a 3-seed best on another descriptor ("n/a (needs 6 paired seeds)")
+    _descriptor_study(tmp_path / "runs")
+    _, table, md = board(tmp_path)
+    assert set(table["aggregator"]) == {"bow", "vlad"}
+    assert set(table["descriptor"]) == {"patches[long_side=default]", "patches[long_side=300]"}
+    default = table[table["descriptor"] == "patches[long_side=default]"].set_index("aggregator")
+    assert default.loc["vlad", "best"] and default.loc["bow", "p_vs_best"] == pytest.approx(2 / 64)
+    assert "| patches[long_side=default] | bow " in md.replace("  ", " ").replace("  ", " ")
+    ranks = rank_table(summarize(records_frame(find_records([tmp_path / "runs"]))[0])).set_index("method")
+    assert ranks.loc["vlad", "n_tasks"] == 2 and ranks.loc["vlad", "mean_rank"] == 1.0
+    assert ranks.loc["bow", "mean_rank"] == 2.0
+
+
+def test_one_descriptor_setting_keeps_the_plain_descriptor_name(tmp_path):
+    for seed in (0, 1):
+        record(tmp_path / f"runs/bow{seed}", seed, 60.0, descriptor_params={"long_side": 300})
+        record(tmp_path / f"runs/bow64-{seed}", seed, 61.0, n_clusters=32, descriptor_params={"long_side": 300})
+    _, table, _ = board(tmp_path)
+    assert set(table["descriptor"]) == {"patches"}
+    assert set(table["aggregator"]) == {"bow[n_clusters=32]", "bow[n_clusters=64]"}
+
+
 def _png_size(path):
     width, height = struct.unpack(">II", path.read_bytes()[16:24])
     return width, height

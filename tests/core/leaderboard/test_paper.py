@@ -39,3 +39,19 @@ def test_paper_table_ranks_the_methods_present_in_both(tmp_path):
     assert set(table["metric"]) == {"accuracy", "aggregation_time_s"}
     md = build_leaderboard([tmp_path / "runs"], tmp_path / "lb")["markdown"].read_text()
     assert "## Paper vs lfabench" in md and "80.88" in md
+
+
+def test_each_setting_of_the_papers_descriptor_is_its_own_block(tmp_path):
+    for seed in (0, 1):
+        for method, acc in {"bow": 60.0, "vlad": 65.0}.items():
+            record(tmp_path / f"runs/{method}{seed}", seed, acc, aggregator=method, dataset="scene15")
+            record(tmp_path / f"runs/{method}300-{seed}", seed, acc + 10, aggregator=method, dataset="scene15",
+                   descriptor_params={"long_side": 300})
+    for path in (tmp_path / "runs").rglob("result.json"):
+        path.write_text(path.read_text().replace('"patches"', '"sift"'))
+    table = paper_table(summarize(records_frame(find_records([tmp_path / "runs"]))[0]))
+    ran = table[(table["lfabench"] != "not run") & (table["metric"] == "accuracy")]
+    by_descriptor = ran.set_index(["descriptor", "method"])["lfabench - paper"]
+    assert by_descriptor[("sift[long_side=default]", "bow")] == pytest.approx(60.0 - 66.99)
+    assert by_descriptor[("sift[long_side=300]", "bow")] == pytest.approx(70.0 - 66.99)
+    assert by_descriptor[("sift[long_side=300]", "vlad")] == pytest.approx(75.0 - 71.93)
