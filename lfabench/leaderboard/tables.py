@@ -4,12 +4,15 @@ Each successful record contributes one row per metric. Rows are grouped by
 (dataset, descriptor, aggregator, evaluator, metric) *and* by setting: runs whose
 resolved configs differ in anything but the seed are different settings, shown
 as ``aggregator[param=value, ...]`` with the parameters that tell them apart, or,
-for descriptor parameters, as ``descriptor[param=value, ...]`` (another task).
+for descriptor parameters, as ``descriptor[param=value, ...]`` (another task). A label
+also shows every parameter set away from its plugin's default (``t1[max_iter=50]``),
+so a row run at a reduced size says so even when it is the method's only setting.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import json
 import warnings
@@ -19,6 +22,8 @@ from typing import Iterable
 import pandas as pd
 
 from ..evaluation.significance import significance_by_group
+from ..registry import get_plugin
+from ..params import defaults
 from ..plugin import KINDS
 from ..record import RESULT_FILE, plugin_setting, read_record
 from .cells import MIN_PAIRS_FOR_P, number_cell, p_cell, score_cell
@@ -81,6 +86,45 @@ def _shown_params(setting_params: dict, resolved: dict | None) -> dict:
     return out
 
 
+#: Plugin kinds whose parameters set away from the default are shown in labels (a dataset's are where its
+#: files lie, not a setting of the method).
+SETTING_KINDS = ("descriptor", "aggregator", "evaluator")
+
+
+@functools.lru_cache(maxsize=None)
+def _default_values(kind: str, name: str) -> dict[str, str]:
+    """The plugin's keyword defaults as labels show values (JSON); empty when the plugin is not installed here."""
+    try:
+        factory = get_plugin(kind, name)
+    except LookupError:  # records of a plugin this environment lacks: no parameter is known to be non-default
+        return {}
+    out = {}
+    for key, value in defaults(factory).items():
+        try:
+            out[key] = value if isinstance(value, str) else json.dumps(value)
+        except TypeError:  # a default JSON cannot show (an object) is not compared
+            continue
+    return out
+
+
+def _non_default(setting: dict) -> tuple[str, ...]:
+    """The flattened keys (``kind.param``) of the setting's parameters whose value is not the plugin's default.
+
+    Values that follow the seed (``${seed}``) are the seed, not a setting; a parameter the plugin's signature
+    does not name (or has no default for) is not compared.
+    """
+    keys = []
+    for kind in SETTING_KINDS:
+        spec = setting.get(kind) or {}
+        known = _default_values(kind, spec.get("name")) if spec.get("name") else {}
+        for param, value in (spec.get("params") or {}).items():
+            if param not in known or isinstance(value, dict) or (isinstance(value, str) and "${" in value):
+                continue
+            if (value if isinstance(value, str) else json.dumps(value)) != known[param]:
+                keys.append(f"{kind}.{param}")
+    return tuple(keys)
+
+
 def dedupe_runs(df: pd.DataFrame) -> pd.DataFrame:
     """One row per (setting, seed, metric), wherever its records lie.
 
@@ -97,9 +141,11 @@ def dedupe_runs(df: pd.DataFrame) -> pd.DataFrame:
             df = df.assign(**{col: None})
     if "fit_cache_untimed" not in df:
         df = df.assign(fit_cache_untimed=False)
+    if "non_default" not in df:
+        df = df.assign(non_default=[()] * len(df))
     g = df.groupby(keys, sort=False, dropna=False)
     out = g.agg(value=("value", "mean"), lo=("value", "min"), hi=("value", "max"), n_records=("value", "size"),
-                params=("params", "first"), fit_s=("fit_s", "mean"), transform_s=("transform_s", "mean"),
+                params=("params", "first"), non_default=("non_default", "first"), fit_s=("fit_s", "mean"), transform_s=("transform_s", "mean"),
                 fit_cache_untimed=("fit_cache_untimed", "max"),
                 peak_rss_mb=("peak_rss_mb", "max"), output_dim=("output_dim", "first"),
                 lfabench_version=("lfabench_version", "first"), git_revision=("git_revision", "first"),
@@ -135,7 +181,7 @@ def records_frame(record_paths: Iterable[Path]) -> tuple[pd.DataFrame, list[dict
         fit_s, untimed = fit_cost(rec)
         for metric, value in rec["metrics"].items():
             rows.append({**base, "metric": metric, "value": value, "seed": rec["seed"], "setting": setting_id,
-                         "params": params, "fit_s": fit_s, "fit_cache_untimed": untimed,
+                         "params": params, "non_default": _non_default(setting), "fit_s": fit_s, "fit_cache_untimed": untimed,
                          "transform_s": rec["timings_s"].get("transform"), "path": str(path),
                          **_provenance(rec)})
     return pd.DataFrame(rows), failed
@@ -178,10 +224,14 @@ def _provenance(rec: dict) -> dict:
 UNSET = "default"
 
 
-def _varying(params: pd.Series, keep) -> list[str]:
-    """The parameter keys (those ``keep`` accepts) whose value differs between the settings' ``params``."""
+def _shown_keys(settings: pd.DataFrame, keep) -> list[str]:
+    """The parameter keys (those ``keep`` accepts) a group's labels show: those whose value differs between its
+    settings' ``params``, and those any of its settings sets away from the plugin's default (``non_default``)."""
+    params = settings["params"]
     keys = sorted({k for p in params for k in p if keep(k)})
-    return [k for k in keys if len({p.get(k) for p in params}) > 1]
+    varying = {k for k in keys if len({p.get(k) for p in params}) > 1}
+    changed = {k for keys_ in settings.get("non_default", ()) for k in keys_ if keep(k)}
+    return sorted(varying | changed)
 
 
 def _with_params(name: str, params: dict, keys: list[str], prefix: str) -> str:
@@ -197,7 +247,8 @@ def _is_descriptor_param(key: str) -> bool:
 
 
 def _descriptor_labels(df: pd.DataFrame) -> pd.Series:
-    """``descriptor`` plus the descriptor parameters that tell its settings apart within a dataset.
+    """``descriptor`` plus the descriptor parameters that tell its settings apart within a dataset, or that
+    its settings set away from the plugin's default.
 
     Runs on one descriptor with other parameters (image size, keypoint cap) are another task: a
     method is ranked and tested only against methods on the same descriptors, and each of its rows
@@ -205,26 +256,28 @@ def _descriptor_labels(df: pd.DataFrame) -> pd.Series:
     """
     labels = pd.Series(df["descriptor"].astype(str), index=df.index)
     for _, grp in df.groupby(["dataset", "descriptor"]):
-        varying = _varying(grp.drop_duplicates("setting")["params"], _is_descriptor_param)
+        shown = _shown_keys(grp.drop_duplicates("setting"), _is_descriptor_param)
         for idx, row in grp.iterrows():
-            labels[idx] = _with_params(row["descriptor"], row["params"], varying, "descriptor.")
+            labels[idx] = _with_params(row["descriptor"], row["params"], shown, "descriptor.")
     return labels
 
 
 def _aggregator_labels(df: pd.DataFrame) -> pd.Series:
     """``aggregator`` plus the other parameters that distinguish its settings within a (dataset, descriptor label,
-    evaluator); descriptor parameters are in the descriptor's label (:func:`_descriptor_labels`)."""
+    evaluator) or that its settings set away from their plugins' defaults; descriptor parameters are in the
+    descriptor's label (:func:`_descriptor_labels`)."""
     labels = pd.Series(df["aggregator"].astype(str), index=df.index)
     for _, grp in df.groupby(["dataset", "descriptor", "evaluator", "aggregator"]):
-        varying = _varying(grp.drop_duplicates("setting")["params"], lambda k: not _is_descriptor_param(k))
+        shown = _shown_keys(grp.drop_duplicates("setting"), lambda k: not _is_descriptor_param(k))
         for idx, row in grp.iterrows():
-            labels[idx] = _with_params(row["aggregator"], row["params"], varying, "aggregator.")
+            labels[idx] = _with_params(row["aggregator"], row["params"], shown, "aggregator.")
     return labels
 
 
 def labelled(df: pd.DataFrame) -> pd.DataFrame:
     """The records frame with ``descriptor`` and ``aggregator`` replaced by the leaderboard's labels (the
-    parameters that tell their settings apart; a parameter a record does not set shows as ``default``)."""
+    parameters that tell their settings apart or differ from the plugin's default; a parameter a record does not
+    set shows as ``default``)."""
     if df.empty:
         return df
     df = df.assign(descriptor=_descriptor_labels(df))
@@ -285,7 +338,8 @@ INTRO = ("Generated by `lfabench leaderboard` from run records only; mean ± sam
          "dictionary) reused from the cache cost when it was computed; `*`: some runs reused one stored before "
          "lfabench recorded that cost, so their fit time is a lower bound; memory: the largest resident memory "
          "sampled during fit and transform; `descriptor[...]`, `method[...]`: the parameters that tell settings apart "
-         "(`default`: the record's config does not set it, so the plugin's default applied).")
+         "or that a setting changed from the plugin's default (`default`: the record's config does not set it, so "
+         "the plugin's default applied).")
 
 #: Displayed columns that hold numbers (right-aligned), besides the score column.
 NUMERIC_COLUMNS = ("rank", "seeds", "runs", "fit time (s)", "transform time (s)", "peak memory (MiB)",

@@ -51,7 +51,7 @@ def test_seed_sweep_then_leaderboard_reports_three_seeds(tmp_path):
     table = pd.read_csv(tmp_path / "leaderboards" / "leaderboard.csv")
     assert len(table) == 1
     row = table.iloc[0]
-    assert row["n_seeds"] == 3 and row["aggregator"] == "bow"
+    assert row["n_seeds"] == 3 and row["aggregator"] == "bow[n_clusters=32]"  # 32: not BoW's default
     assert abs(row["mean"] - sum(accs) / 3) < 1e-9
     assert abs(row["std"] - pd.Series(accs).std()) < 1e-9
     md_rows = [ln for ln in (tmp_path / "leaderboards" / "leaderboard.md").read_text().splitlines()

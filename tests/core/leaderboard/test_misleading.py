@@ -146,11 +146,25 @@ def test_a_descriptor_setting_is_another_task_not_another_method(tmp_path):
 
 def test_one_descriptor_setting_keeps_the_plain_descriptor_name(tmp_path):
     for seed in (0, 1):
-        record(tmp_path / f"runs/bow{seed}", seed, 60.0, descriptor_params={"long_side": 300})
-        record(tmp_path / f"runs/bow64-{seed}", seed, 61.0, n_clusters=32, descriptor_params={"long_side": 300})
+        record(tmp_path / f"runs/bow{seed}", seed, 60.0, n_clusters=64)
+        record(tmp_path / f"runs/bow64-{seed}", seed, 61.0, n_clusters=32)
     _, table, _ = board(tmp_path)
     assert set(table["descriptor"]) == {"patches"}
     assert set(table["aggregator"]) == {"bow[n_clusters=32]", "bow[n_clusters=64]"}
+
+
+def test_a_method_run_away_from_its_defaults_says_so(tmp_path):
+    # the old board showed t1 run with 50 iterations (default 100) as plain "t1", beside the paper's number
+    for seed in (0, 1):
+        record(tmp_path / f"runs/t1-{seed}", seed, 60.0, aggregator="t1", params={"max_iter": 50})
+        record(tmp_path / f"runs/bow-{seed}", seed, 50.0, n_clusters=256)  # BoW's default, written out
+        record(tmp_path / f"runs/x-{seed}", seed, 40.0, aggregator="not_installed_here", params={"k": 3})
+        record(tmp_path / f"runs/semi-{seed}", seed, 70.0, aggregator="semi_prolfa",
+               evaluator_params={"labelled_fraction": 0.2}, ignored=[])
+    _, table, md = board(tmp_path)
+    assert set(table["aggregator"]) == {"t1[max_iter=50]", "bow", "not_installed_here",
+                                        "semi_prolfa[evaluator.labelled_fraction=0.2]"}
+    assert "| t1[max_iter=50] " in md
 
 
 def _png_size(path):
