@@ -4,11 +4,14 @@ from lfabench.record import RunRecorder
 
 
 def record(path, seed, value, aggregator="bow", n_clusters=None, dataset="digits", evaluator_params=None,
-           ignored=None, metric="accuracy", output_dim=64, params=None, fit_info=None, fit_cache=None, descriptor_params=None):
+           ignored=None, metric="accuracy", output_dim=64, params=None, fit_info=None, fit_cache=None,
+           descriptor_params=None):
     # n_clusters=None: the plugin's default (not in the config), so the label is the plain method name
-    params = dict({"random_state": seed}, **({} if n_clusters is None else {"n_clusters": n_clusters}), **(params or {}))
+    params = dict({"random_state": seed}, **({} if n_clusters is None else {"n_clusters": n_clusters}),
+                  **(params or {}))
     evaluator = {"name": "knn", "params": dict({"k": 1}, **(evaluator_params or {}))}
-    cfg = {"dataset": {"name": dataset, "params": {}}, "descriptor": {"name": "patches", "params": dict(descriptor_params or {})},
+    cfg = {"dataset": {"name": dataset, "params": {}},
+           "descriptor": {"name": "patches", "params": dict(descriptor_params or {})},
            "aggregator": {"name": aggregator, "params": params}, "evaluator": evaluator, "seed": seed}
     rec = RunRecorder(path, cfg, seed)
     rec.data["setting"] = {k: v for k, v in cfg.items() if k != "seed"}

@@ -22,10 +22,10 @@ from typing import Iterable
 import pandas as pd
 
 from ..evaluation.significance import significance_by_group
-from ..registry import get_plugin
 from ..params import defaults
 from ..plugin import KINDS
 from ..record import RESULT_FILE, plugin_setting, read_record
+from ..registry import get_plugin
 from .cells import MIN_PAIRS_FOR_P, number_cell, p_cell, score_cell
 
 DEFAULT_RUN_ROOTS = ("lfabench_runs", "lfabench_multirun")
@@ -145,7 +145,8 @@ def dedupe_runs(df: pd.DataFrame) -> pd.DataFrame:
         df = df.assign(non_default=[()] * len(df))
     g = df.groupby(keys, sort=False, dropna=False)
     out = g.agg(value=("value", "mean"), lo=("value", "min"), hi=("value", "max"), n_records=("value", "size"),
-                params=("params", "first"), non_default=("non_default", "first"), fit_s=("fit_s", "mean"), transform_s=("transform_s", "mean"),
+                params=("params", "first"), non_default=("non_default", "first"), fit_s=("fit_s", "mean"),
+                transform_s=("transform_s", "mean"),
                 fit_cache_untimed=("fit_cache_untimed", "max"),
                 peak_rss_mb=("peak_rss_mb", "max"), output_dim=("output_dim", "first"),
                 lfabench_version=("lfabench_version", "first"), git_revision=("git_revision", "first"),
@@ -181,7 +182,8 @@ def records_frame(record_paths: Iterable[Path]) -> tuple[pd.DataFrame, list[dict
         fit_s, untimed = fit_cost(rec)
         for metric, value in rec["metrics"].items():
             rows.append({**base, "metric": metric, "value": value, "seed": rec["seed"], "setting": setting_id,
-                         "params": params, "non_default": _non_default(setting), "fit_s": fit_s, "fit_cache_untimed": untimed,
+                         "params": params, "non_default": _non_default(setting), "fit_s": fit_s,
+                         "fit_cache_untimed": untimed,
                          "transform_s": rec["timings_s"].get("transform"), "path": str(path),
                          **_provenance(rec)})
     return pd.DataFrame(rows), failed
@@ -230,7 +232,7 @@ def _shown_keys(settings: pd.DataFrame, keep) -> list[str]:
     params = settings["params"]
     keys = sorted({k for p in params for k in p if keep(k)})
     varying = {k for k in keys if len({p.get(k) for p in params}) > 1}
-    changed = {k for keys_ in settings.get("non_default", ()) for k in keys_ if keep(k)}
+    changed = {k for changed_keys in settings.get("non_default", ()) for k in changed_keys if keep(k)}
     return sorted(varying | changed)
 
 
