@@ -54,6 +54,8 @@ def _cmd_leaderboard(args) -> int:
     print(out["markdown"].read_text())
     written = [out["markdown"], out["csv"], out["runs_csv"], out["html"], *out["plots"]]
     print("wrote " + ", ".join(map(str, written)))
+    if out["removed"]:
+        print("removed what the previous build wrote and this one did not: " + ", ".join(map(str, out["removed"])))
     return 0
 
 

@@ -4,7 +4,9 @@ Writes ``<name>.md`` and ``<name>.csv`` (the tables; ``<name>-runs.csv``: one ro
 and metric with its records' provenance, the compact per-seed form of the records; ``<name>-paper.csv`` beside the paper's numbers
 where the records cover one of its tables), ``<name>.html`` (the self-contained page) and the
 PNG plots (per table: scores with every seed, and the trade-offs against time and output dimension;
-the paper's curves wherever the records support one: :mod:`lfabench.leaderboard.curves`).
+the paper's curves wherever the records support one: :mod:`lfabench.leaderboard.curves`), and
+``<name>-outputs.txt``, the list of these files: a rebuild deletes what the previous build wrote and this
+one does not (:func:`replace_outputs`).
 """
 
 from __future__ import annotations
@@ -59,7 +61,30 @@ def build_leaderboard(run_paths: Iterable[Path | str], out_dir: Path | str = "le
     write_text_atomic(paths["html"], to_html(summary, failed, out_dir, intro=INTRO, command=command, plots=plots,
                                              extra_sections=extra))
     paths["plots"] = [p for files in plots.values() for p in files]
+    paths["manifest"], paths["removed"] = replace_outputs(out_dir, name, [
+        p for key, p in paths.items() if key != "plots"] + paths["plots"])
     return paths
+
+
+def replace_outputs(out_dir: Path, name: str, written: list[Path]) -> tuple[Path, list[Path]]:
+    """Record this build's files in ``<name>-outputs.txt``; delete those of the previous build not written again.
+
+    A board rebuilt after its labels changed (new records, another lfabench) names some plots differently;
+    without this the old plots would stay beside the new ones, drawn from records the board no longer reads.
+    Only files a previous build listed are deleted, so nothing else in ``out_dir`` is touched. Returns the
+    manifest's path and the deleted files.
+    """
+    manifest = out_dir / f"{name}-outputs.txt"
+    now = {Path(p).name for p in written} | {manifest.name}
+    removed = []
+    if manifest.is_file():
+        for listed in manifest.read_text().split("\n"):
+            stale = out_dir / listed
+            if listed and listed not in now and Path(listed).name == listed and stale.is_file():
+                stale.unlink()
+                removed.append(stale)
+    write_text_atomic(manifest, "".join(f"{n}\n" for n in sorted(now)))
+    return manifest, removed
 
 
 #: Columns of ``<name>-runs.csv``, in order (those the records have).

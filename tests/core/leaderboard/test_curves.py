@@ -36,3 +36,21 @@ def test_two_values_are_no_curve_and_training_curves_are_drawn(tmp_path):
     # one convergence plot per setting, named by its table label; the setting without a curve has none
     drawn = {p.name for p in out["plots"] if "-convergence-" in p.name}
     assert drawn == {"leaderboard-convergence-digits-patches-bow_n_clusters_8_.png"}
+
+
+def test_a_rebuild_removes_the_plots_of_labels_that_are_gone(tmp_path):
+    curve = {"training_curve": [3.0, 2.0, 1.5]}
+    for seed in (0, 1):
+        record(tmp_path / f"runs/a{seed}", seed, 50.0, n_clusters=8, fit_info=curve)
+    out = build_leaderboard([tmp_path / "runs"], tmp_path / "lb")
+    old = tmp_path / "lb/leaderboard-convergence-digits-patches-bow_n_clusters_8_.png"
+    mine = tmp_path / "lb/notes.txt"  # not written by a build: never deleted
+    mine.write_text("keep")
+    assert old in out["plots"] and out["removed"] == []
+    for seed in (0, 1):  # the same records at BoW's default: the label, and so the plot's name, changes
+        record(tmp_path / f"runs/a{seed}", seed, 50.0, fit_info=curve)
+    out = build_leaderboard([tmp_path / "runs"], tmp_path / "lb")
+    new = tmp_path / "lb/leaderboard-convergence-digits-patches-bow.png"
+    assert out["removed"] == [old] and not old.exists() and new.is_file() and mine.read_text() == "keep"
+    listed = set(out["manifest"].read_text().split())
+    assert new.name in listed and "leaderboard.md" in listed and old.name not in listed
