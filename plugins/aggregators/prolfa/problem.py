@@ -25,7 +25,7 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
-from .sparsecols import block_rows, combine
+from .sparsecols import block_rows, combine, run_starts
 
 __all__ = ["Problem", "fit_loss", "exclusivity", "objective", "energy", "gradient_factor", "gradient_entries",
            "quadratic_term", "lipschitz_bound", "first_trial_step", "frank_wolfe_gap"]
@@ -126,7 +126,7 @@ def exclusivity(C: sp.spmatrix) -> float:
     data, rows = C.data[order].astype(np.float64, copy=False), rows[order]
     r = np.zeros(n_rows)
     if data.size:
-        first = np.concatenate(([True], rows[1:] != rows[:-1])).nonzero()[0]
+        first = run_starts(rows)
         r[rows[first]] = np.add.reduceat(np.abs(data), first)
     squares = data * data
     return float(r @ r - squares[squares != 0].sum())

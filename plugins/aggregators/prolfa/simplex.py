@@ -102,25 +102,23 @@ SMALL_LEXSORT = 512
 MAX_PAD_RATIO = 4
 
 
-def _column_segments(cols, values, n_cols: int, caller: str, layout: ColumnLayout | None = None):
-    """Candidate entries grouped by column: ``(cols, values, counts, starts, order)``, ``order`` sorting by
-    column then descending value, ties by position (``np.lexsort((-v, cols))``; float64 values: the cumulative
-    sums need it). ``layout``: the :class:`~.sparsecols.ColumnLayout` of ``cols`` (built here when None)."""
-    layout = ColumnLayout(cols, n_cols) if layout is None else layout
+def _column_segments(values, layout: ColumnLayout, caller: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(values, order)``: the candidate values as float64 (the cumulative sums need it) and ``order``, sorting
+    them by column (``layout``) then descending value, ties by position (``np.lexsort((-v, layout.cols))``)."""
     if not layout.complete:
         raise ValueError(f"{caller}: every column needs at least one candidate")
     cols, counts, starts = layout.cols, layout.counts, layout.starts
     v = np.asarray(values, dtype=np.float64)
     if v.size <= SMALL_LEXSORT:
-        return cols, v, counts, starts, np.lexsort((-v, cols))
+        return v, np.lexsort((-v, cols))
     width = int(counts.max())
-    if n_cols * width <= MAX_PAD_RATIO * v.size and not np.isnan(v).any() and (cols[1:] >= cols[:-1]).all():
-        return cols, v, counts, starts, _padded_order(cols, v, counts, starts, width)
+    if layout.n_cols * width <= MAX_PAD_RATIO * v.size and not np.isnan(v).any() and (cols[1:] >= cols[:-1]).all():
+        return v, _padded_order(cols, v, counts, starts, width)
     # np.lexsort((-v, cols)) by two cheaper sorts: the stable rank of -v (ties by position, as lexsort),
     # then one sort of the unique integer keys col * n + rank
     rank = np.empty(v.size, dtype=np.int64)
     rank[np.argsort(-v, kind="stable")] = np.arange(v.size)
-    return cols, v, counts, starts, np.argsort(cols * v.size + rank)
+    return v, np.argsort(cols * v.size + rank)
 
 
 def _padded_order(cols: np.ndarray, v: np.ndarray, counts: np.ndarray, starts: np.ndarray, width: int) -> np.ndarray:
@@ -162,7 +160,7 @@ def project_segments(cols: np.ndarray, values: np.ndarray, n_cols: int, layout=N
     same entries many times (same result).
     """
     layout = ColumnLayout(cols, n_cols) if layout is None else layout
-    _, v, _, _, order = _column_segments(cols, values, n_cols, "project_segments", layout)
+    v, order = _column_segments(values, layout, "project_segments")
     return _project_sorted(v, v[order], layout)
 
 
@@ -208,7 +206,8 @@ def project_segments_sparse(cols: np.ndarray, values: np.ndarray, n_cols: int,
     if k < 1:
         raise ValueError(f"max_support must be >= 1, got {k}")
     layout = ColumnLayout(cols, n_cols) if layout is None else layout
-    cols, v, _, _, order = _column_segments(cols, values, n_cols, "project_segments_sparse", layout)
+    cols = layout.cols
+    v, order = _column_segments(values, layout, "project_segments_sparse")
     rank = np.empty(v.size, dtype=np.int64)
     rank[order] = layout.rank - 1
     keep = rank < k

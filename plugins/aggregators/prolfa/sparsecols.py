@@ -12,7 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 
 __all__ = ["make_keys", "split_keys", "union_keys", "align", "to_csc", "from_csc", "combine", "block_rows",
-           "gather_float64", "ColumnLayout"]
+           "gather_float64", "run_starts", "ColumnLayout"]
 
 #: Bytes of float64 rows a gather or row-wise product handles at once: at paper scale with a lifted map
 #: (D = 1,024) the former 64k-row blocks were 0.5 GB temporaries beside the working set, mapped afresh on every
@@ -88,6 +88,11 @@ def from_csc(M: sp.spmatrix) -> tuple[np.ndarray, np.ndarray]:
     return make_keys(M.indices, cols, M.shape[0]), M.data.astype(np.float64)
 
 
+def run_starts(keys: np.ndarray) -> np.ndarray:
+    """The positions where a run of equal values starts in the sorted, non-empty ``keys``."""
+    return np.concatenate(([True], keys[1:] != keys[:-1])).nonzero()[0]
+
+
 class ColumnLayout:
     """Sorted column indices ``cols`` (``(nnz,)``, of ``n_cols`` columns) grouped into columns, once per set of
     entries, for every projection and ``X^T D`` product on that set.
@@ -110,7 +115,7 @@ class ColumnLayout:
     def runs(self) -> np.ndarray:
         """The first entry of each non-empty column."""
         if self._runs is None:
-            self._runs = np.concatenate(([True], self.cols[1:] != self.cols[:-1])).nonzero()[0]
+            self._runs = run_starts(self.cols)
         return self._runs
 
     def column_matrix(self, vals: np.ndarray) -> sp.csr_matrix:
@@ -142,7 +147,7 @@ def combine(X: np.ndarray, rows: np.ndarray, cols: np.ndarray, vals: np.ndarray,
         if rows.size == 0:
             return np.zeros((d, n_cols))
         W = Xw if Xw is not None else gather_float64(X, rows)
-        first = layout.runs() if layout is not None else np.concatenate(([True], cols[1:] != cols[:-1])).nonzero()[0]
+        first = layout.runs() if layout is not None else run_starts(cols)
         out = np.zeros((n_cols, d))
         out[cols[first]] = np.add.reduceat(W * np.asarray(vals)[:, None], first, axis=0)
         return out.T

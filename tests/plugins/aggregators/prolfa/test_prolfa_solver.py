@@ -605,7 +605,7 @@ def test_column_segment_order_is_lexsort_with_ties(n, n_cols, long_column):
     counts = np.bincount(cols)
     padded = n > simplex.SMALL_LEXSORT and n_cols * counts.max() <= simplex.MAX_PAD_RATIO * n
     assert padded == (n == 3000 and not long_column)
-    order = simplex._column_segments(cols, v, n_cols, "test")[4]
+    order = simplex._column_segments(v, simplex.ColumnLayout(cols, n_cols), "test")[1]
     np.testing.assert_array_equal(order, np.lexsort((-v, cols)))
 
 
