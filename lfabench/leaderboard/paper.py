@@ -32,7 +32,7 @@ def _base(label: str) -> str:
     return str(label).split("[", 1)[0]
 
 
-def _descriptor_labels(summary: pd.DataFrame, dataset: str, descriptor: str) -> list[str]:
+def _descriptor_settings(summary: pd.DataFrame, dataset: str, descriptor: str) -> list[str]:
     """The records' descriptor labels on ``dataset`` whose descriptor is the paper's (``sift``,
     ``sift[long_side=300]``...): each descriptor setting gets its own block beside the paper's numbers."""
     on = summary[summary["dataset"] == dataset]["descriptor"].astype(str)
@@ -62,7 +62,7 @@ def paper_table(summary: pd.DataFrame, paper: pd.DataFrame | None = None) -> pd.
                "lfabench rank", "lfabench - paper"]
     out = []
     for (dataset, paper_descriptor, metric), rows in paper.groupby(["dataset", "descriptor", "metric"], sort=True):
-        for descriptor in _descriptor_labels(summary, dataset, paper_descriptor):
+        for descriptor in _descriptor_settings(summary, dataset, paper_descriptor):
             out += _rows(rows, _measured(summary, dataset, descriptor, metric), dataset, descriptor, metric)
     table = pd.DataFrame(out, columns=columns)
     return table.astype({"paper rank": "Int64", "lfabench rank": "Int64"})  # ranks stay integers beside "not run"

@@ -180,9 +180,10 @@ def records_frame(record_paths: Iterable[Path]) -> tuple[pd.DataFrame, list[dict
             shown = _shown_params((setting.get(kind) or {}).get("params") or {}, (cfg.get(kind) or {}).get("params"))
             params.update(_flatten(f"{kind}.", shown))
         fit_s, untimed = fit_cost(rec)
+        non_default = _non_default(setting)
         for metric, value in rec["metrics"].items():
             rows.append({**base, "metric": metric, "value": value, "seed": rec["seed"], "setting": setting_id,
-                         "params": params, "non_default": _non_default(setting), "fit_s": fit_s,
+                         "params": params, "non_default": non_default, "fit_s": fit_s,
                          "fit_cache_untimed": untimed,
                          "transform_s": rec["timings_s"].get("transform"), "path": str(path),
                          **_provenance(rec)})
