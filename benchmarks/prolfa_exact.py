@@ -72,7 +72,9 @@ def fit(bags, y, n_prototypes, max_iter, csv_path=None, init="one_hot", start=No
     handler = IterationLog(n_prototypes, csv_path)
     logger.addHandler(handler)
     logger.setLevel(logging.DEBUG)
-    est = ProLFA(n_prototypes=n_prototypes, max_support=None, max_iter=max_iter, random_state=0, init=init)
+    # cBCD (backend="sparse"): this script studies that solver on the exact model (the default there is pairwise_fw)
+    est = ProLFA(n_prototypes=n_prototypes, max_support=None, max_iter=max_iter, random_state=0, init=init,
+                 backend="sparse")
     t0, c0 = time.perf_counter(), time.process_time()
     try:
         with warnings.catch_warnings():

@@ -52,8 +52,9 @@ def main():
     bags, labels = scene15_sift(90)
     train_idx, _ = stratified_split(labels, 0.2, 0)
     train, y = bags.subset(train_idx), labels[train_idx]
+    # the phases profiled are cBCD's (backend="sparse"), also on the plain simplex (where the default is pairwise_fw)
     params = dict(n_prototypes=args.dbar, max_iter=args.max_iter, max_support=args.max_support or None,
-                  random_state=0, init=args.init)
+                  random_state=0, init=args.init, backend="sparse")
     if args.feature_map:
         params["feature_map"] = args.feature_map
     params.update(parse_param(text) for text in args.param)

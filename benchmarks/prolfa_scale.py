@@ -217,6 +217,8 @@ def main():
           flush=True)
     if args.max_support is not None:
         params["max_support"] = args.max_support or None
+    # the scaling law measured is cBCD's, also with --max-support 0 (another: --param backend=...)
+    params["backend"] = "sparse"
     for name in ("max_iter_admm", "search_every", "max_iter", "normalize", "lambda1", "lambda2"):
         if getattr(args, name) is not None:
             params[name] = getattr(args, name)

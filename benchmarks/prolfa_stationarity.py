@@ -66,7 +66,7 @@ def calibrate(out: Path, n_images: int = 300, n_prototypes: int = 256, pairwise:
     settings = ((None, (1e-2, 1e-3, 1e-4)),) if pairwise else ((4, (1e-4, 1e-6, 1e-8)), (None, (1e-4, 1e-6)))
     for max_support, tols in settings:
         for tol in tols:
-            rule = dict(backend="pairwise_fw", gap_tol=tol) if pairwise else dict(tol=tol)
+            rule = dict(backend="pairwise_fw", gap_tol=tol) if pairwise else dict(backend="sparse", tol=tol)
             est = ProLFA(n_prototypes=n_prototypes, random_state=SEED, max_support=max_support, max_iter=5000, **rule)
             pb, _, _ = fit_problem(est, train, y)
             t0 = time.process_time()

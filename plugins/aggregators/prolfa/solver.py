@@ -384,8 +384,9 @@ def fit_prolfa(pb: Problem, options: SolverOptions | None = None, start: Start |
     # column inexact); 4 max_support fresh rows per column keep most columns exact
     search = _Search(k_cand=opts.n_candidates if ksup is None else max(opts.n_candidates, 4 * ksup))
     converged, rel, it = False, np.inf, 0
-    stats = {"start": start_name, "admm_iters": [], "line_search_s": [], "steps": [], "dense_columns": 0, "c_trials": 0,
-             "fallback_steps": 0, "face_s": [], "searches": 0, "widened": 0, "search_s": 0.0, "searched_iterations": []}
+    stats = {"start": start_name, "backend": opts.backend, "admm_iters": [], "line_search_s": [], "steps": [],
+             "dense_columns": 0, "c_trials": 0, "fallback_steps": 0, "face_s": [], "searches": 0, "widened": 0,
+             "search_s": 0.0, "searched_iterations": []}
     for it in range(1, opts.max_iter + 1):
         W = cur.W
         H_k = gradient_factor(pb, cur.P, W)

@@ -17,6 +17,7 @@ from lfabench_plugins.aggregators.prolfa.pairwise import (
     INNER_STEPS,
     ColumnBuckets,
     WorkingColumns,
+    _pairwise_steps,
     column_grams,
     column_step,
     search_gap,
@@ -199,3 +200,82 @@ def test_the_plugin_fits_with_it_and_gap_tol_is_opt_in():
     spec = get_registry().get_spec("aggregator", "prolfa")
     assert "gap_tol" in ProLFA().get_params() and "gap_tol" not in spec.defaults
     assert isinstance(est.selection_, sp.spmatrix)
+
+
+def reference_pairwise_steps(gq, v, B, e, scale, n_inner):
+    """:func:`_pairwise_steps` written out column by column in Python floats, from the update it documents: move
+    ``min(v_a, -delta / (2 curv))`` from the support slot ``a`` of largest bound gradient to the slot ``s`` of
+    smallest, with ``curv = scale (B_ss + B_aa - 2 B_sa) + e_s + e_a``; then ``g += 2 scale gamma (B_s - B_a)``,
+    ``g_s += 2 gamma e_s``, ``g_a -= 2 gamma e_a``. Every column steps until no column can move."""
+    g, v = [list(map(float, row)) for row in gq], [list(map(float, row)) for row in v]
+    for _ in range(n_inner):
+        steps = []
+        for j in range(len(g)):
+            s = min(range(len(g[j])), key=g[j].__getitem__)
+            a = max((k for k in range(len(g[j])) if v[j][k] > 0), key=g[j].__getitem__, default=None)
+            a = a if a is not None else 0                      # no support: no move (delta >= 0 below)
+            delta = g[j][s] - g[j][a] if v[j][a] > 0 else 0.0
+            steps.append((s, a, delta))
+        if not any(delta < 0 and s != a for s, a, delta in steps):
+            break
+        for j, (s, a, delta) in enumerate(steps):
+            if not (delta < 0 and s != a):
+                continue
+            Bj = B[j]
+            curv = scale * (float(Bj[s, s]) + float(Bj[a, a]) - 2.0 * float(Bj[s, a])) + float(e[j, s]) + float(e[j, a])
+            gamma = min(v[j][a], -delta / (2.0 * max(curv, 1e-300)))
+            v[j][s] += gamma
+            v[j][a] = 0.0 if gamma >= v[j][a] else v[j][a] - gamma
+            g[j] = [gk + (2.0 * scale * gamma) * (float(bs) - float(ba)) for gk, bs, ba in zip(g[j], Bj[s], Bj[a])]
+            g[j][s] += 2.0 * gamma * float(e[j, s])
+            g[j][a] -= 2.0 * gamma * float(e[j, a])
+    return np.array(g), np.array(v)
+
+
+@pytest.mark.parametrize("n_inner", [1, 7, 64])
+def test_the_vectorised_pairwise_steps_equal_a_column_by_column_loop(n_inner):
+    """The flat-index inner steps (all columns at once) against the same update written out per column in Python
+    floats: equal to the last bit, on the bound of a real working set (empty slots: +inf gradient, zero weight)."""
+    pb = float32_problem(seed=4)
+    wc, X32 = random_columns(pb, 9, np.random.default_rng(4).integers(1, 12, size=9), seed=4)
+    P = wc.prototypes()
+    W = solve_w(pb, P)
+    r = wc.row_sums()
+    H = gradient_factor(pb, P, W)
+    wc = wc.extended(search_gap(pb, X32, wc, H, r, 6)[0])
+    B = column_grams(pb, wc).astype(np.float64)
+    full = wc.rows >= 0
+    shared = np.bincount(wc.rows[full], minlength=pb.n_descriptors)
+    e = np.where(full, pb.lambda1 * np.maximum(shared[np.maximum(wc.rows, 0)] - 1, 0), 0.0)
+    scale = 1.0 + float(np.linalg.norm(W, 2) ** 2)
+    gq, v = wc.gradient(pb, H, r, exact=False), wc.vals.copy()
+    g_ref, v_ref = reference_pairwise_steps(gq, v, B, e, scale, n_inner)
+    _pairwise_steps(np, gq, v, B, e, scale, n_inner)
+    assert not np.array_equal(v, wc.vals)                           # it moved
+    np.testing.assert_array_equal(v, v_ref)
+    np.testing.assert_array_equal(gq, g_ref)
+    np.testing.assert_allclose(v.sum(axis=1), 1.0, atol=1e-12)
+    with pytest.raises(ValueError, match="C-contiguous"):
+        _pairwise_steps(np, np.asfortranarray(gq), v, B, e, scale, 1)
+
+
+def test_the_plugins_default_solver_is_pairwise_fw_on_the_plain_simplex_and_cbcd_when_capped():
+    """``backend="auto"`` (the plugin's default): the same fit, to the last bit, as naming the solver it resolves to,
+    and ``fit_info_`` says which; ``SolverOptions`` resolves it once."""
+    assert SolverOptions(backend="auto", max_support=None).backend == "pairwise_fw"
+    assert SolverOptions(backend="auto", max_support=4).backend == "sparse"
+    assert ProLFA().backend == "auto"
+    rng = np.random.default_rng(1)
+    from lfabench.bags import Bags
+
+    y = np.arange(24) % 3
+    bags = Bags.from_list([rng.normal(loc=k, size=(6, 4)) for k in y])
+    for max_support, resolved in ((None, "pairwise_fw"), (3, "sparse")):
+        params = dict(n_prototypes=5, max_support=max_support, random_state=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            auto = ProLFA(**params).fit(bags, y)
+            named = ProLFA(backend=resolved, **params).fit(bags, y)
+        assert auto.fit_info_["backend"] == named.fit_info_["backend"] == resolved
+        np.testing.assert_array_equal(auto.selection_.toarray(), named.selection_.toarray())
+        np.testing.assert_array_equal(auto.objective_history_, named.objective_history_)

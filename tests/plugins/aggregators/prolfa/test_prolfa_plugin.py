@@ -382,10 +382,10 @@ def test_max_support_rejects_bad_values():
 def test_search_every_reuses_rows_between_searches_and_stops_only_after_a_search(max_support):
     """``search_every = 3``: exact searches on iteration 1 and then at most 3 iterations apart (more
     often when a small change on reused rows must be confirmed); J stays non-increasing, columns stay on
-    the simplex, and convergence is only declared on a searched iteration."""
+    the simplex, and convergence is only declared on a searched iteration (cBCD's rule: ``backend="sparse"``)."""
     bags, y = labelled_bags(0, m_per=8, d=6)       # N = 268: each search keeps 4 of 268 rows per column
     params = dict(n_prototypes=6, lambda1=0.1, lambda2=0.01, normalize="none", random_state=0,
-                  max_support=max_support, n_candidates=4)
+                  max_support=max_support, n_candidates=4, backend="sparse")
     est = ProLFA(search_every=3, **params).fit(bags, y)
     searched = est.fit_info_["searched_iterations"]
     assert searched[0] == 1 and np.all(np.diff(searched) <= 3)
