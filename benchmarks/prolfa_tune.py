@@ -5,7 +5,8 @@ The paper's protocol is a stratified 80/20 split per seed; tuning on the test
 ``prolfa_scale.py``) is split again 80/20 (seed 1) into fit / validation. Each
 grid point is fitted on the fit part and scored by 1-NN (Euclidean, the paper's
 classifier) on the validation part, on the raw aggregated vectors and after L2
-normalisation of each vector. References on the same split: 1-NN on each image's
+normalisation of each vector, and on the fitted class responses ``xbar W`` (1-NN, and their arg-max as a
+classifier). References on the same split: 1-NN on each image's
 mean descriptor (what every ProLFA vector is a linear map of), and on d̄ random
 descriptors used as prototypes (where the fit starts).
 
@@ -34,7 +35,7 @@ from lfabench_plugins.evaluators.splits import stratified_split  # noqa: E402
 from lfabench_plugins.aggregators.prolfa.plugin import ProLFA  # noqa: E402
 
 KEYS = ["feature_map", "n_components", "gamma", "scale", "normalize", "lambda1", "lambda2", "n_prototypes", "max_support", "seconds", "iterations", "converged",
-        "nnz_per_column", "val_acc", "val_acc_l2", "final_objective"]
+        "nnz_per_column", "val_acc", "val_acc_l2", "val_acc_responses", "val_argmax_responses", "final_objective"]
 
 
 def l2_rows(F: np.ndarray) -> np.ndarray:
@@ -121,6 +122,10 @@ def main():
                    nnz_per_column=round(est.selection_.nnz / args.dbar, 1),
                    val_acc=accuracy(F_fit, y_fit, F_val, y_val),
                    val_acc_l2=accuracy(l2_rows(F_fit), y_fit, l2_rows(F_val), y_val),
+                   # the fitted class responses xbar W (d̄ -> c): only the directions the regression shapes
+                   val_acc_responses=accuracy(F_fit @ est.projection_, y_fit, F_val @ est.projection_, y_val),
+                   val_argmax_responses=round(100 * float(np.mean(
+                       np.unique(y_fit)[(F_val @ est.projection_).argmax(axis=1)] == y_val)), 2),
                    final_objective=float(est.objective_history_[-1]))
         print(row, flush=True)
         rows.append(row)
