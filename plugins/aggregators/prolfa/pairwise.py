@@ -225,12 +225,12 @@ def _pairwise_steps(xp, gq, v, B, e, scale: float, n_inner: int) -> None:
 
     Column j's entries are read and written through flat indices (``j K + slot`` into ``gq``, ``v`` and ``e``;
     ``(j K + s) K + a`` into ``B``): one 1-D gather per quantity instead of a two-axis fancy index, the same
-    arithmetic in the same order. On tiny problems a step is ~20 operations on ``d̄``-entry arrays, so their
-    per-call cost is the fit's time (moon.mat: 64 steps per block step)."""
-    n_cols, K = gq.shape
-    gf, vf, ef, Bf, Brows = gq.reshape(-1), v.reshape(-1), e.reshape(-1), B.reshape(-1), B.reshape(-1, K)
+    arithmetic in the same order. On tiny problems a step is a few dozen operations on ``d̄``-entry arrays, so
+    their per-call cost is the fit's time (moon.mat: 64 steps per block step, 2 columns)."""
     if not (gq.flags.c_contiguous and v.flags.c_contiguous):
         raise ValueError("_pairwise_steps updates gq and v in place through flat views: pass C-contiguous arrays")
+    n_cols, K = gq.shape
+    gf, vf, ef, Bf, Brows = gq.reshape(-1), v.reshape(-1), e.reshape(-1), B.reshape(-1), B.reshape(-1, K)
     base = xp.arange(n_cols) * K            # column j's first slot in the flat arrays
     # B_j[s, a] sits at (j K + s) K + a = f_s K + f_a - j K for the flat slots f_s, f_a; its diagonal at f (K + 1) - j K
     diag = Bf[xp.arange(n_cols * K) * (K + 1) - xp.repeat(base, K)]
