@@ -94,16 +94,6 @@ def expectations(factory: Callable) -> tuple[dict[str, Any], bool]:
     return out, any_keyword
 
 
-def defaults(factory: Callable) -> dict[str, Any]:
-    """``{parameter: default}`` for ``factory``'s keyword parameters that have one (empty when it has no signature)."""
-    try:
-        sig = inspect.signature(factory)
-    except (TypeError, ValueError):
-        return {}
-    return {p.name: p.default for p in sig.parameters.values()
-            if p.default is not p.empty and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)}
-
-
 def check_params(kind: str, name: str, factory: Callable, params: dict[str, Any]) -> None:
     """Raise :class:`ConfigError` for an unknown parameter or a value of the wrong type."""
     expected, any_keyword = expectations(factory)

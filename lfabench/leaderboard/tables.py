@@ -22,8 +22,7 @@ from typing import Iterable
 import pandas as pd
 
 from ..evaluation.significance import significance_by_group
-from ..params import defaults
-from ..plugin import KINDS
+from ..plugin import KINDS, default_params
 from ..record import RESULT_FILE, plugin_setting, read_record
 from ..registry import get_plugin
 from .cells import MIN_PAIRS_FOR_P, number_cell, p_cell, score_cell
@@ -99,7 +98,7 @@ def _default_values(kind: str, name: str) -> dict[str, str]:
     except LookupError:  # records of a plugin this environment lacks: no parameter is known to be non-default
         return {}
     out = {}
-    for key, value in defaults(factory).items():
+    for key, value in default_params(factory).items():
         try:
             out[key] = value if isinstance(value, str) else json.dumps(value)
         except TypeError:  # a default JSON cannot show (an object) is not compared
