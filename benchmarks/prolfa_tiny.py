@@ -135,8 +135,7 @@ def main():
     est, cpu = timed_fit(lambda: ProLFA(random_state=0), train, ytr, args.repeat)
     acc = one_nn_accuracy(est.transform(train), ytr, est.transform(test), yte)
     print(f"| digits (default run, seed 0) | {est.fit_info_['backend']} (default) | {cpu:.3f} | {est.n_iter_} "
-          f"| {est.converged_} "
-          f"| {est.objective_history_[-1]:.4f} | {acc:.2f} % |")
+          f"| {est.converged_} | {est.objective_history_[-1]:.4f} | {acc:.2f} % |")
     if args.skip_diversity:
         return
     print()

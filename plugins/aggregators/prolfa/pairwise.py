@@ -232,8 +232,7 @@ def _pairwise_steps(xp, gq, v, B, e, scale: float, n_inner: int) -> None:
     n_cols, K = gq.shape
     gf, vf, ef, Bf, Brows = gq.reshape(-1), v.reshape(-1), e.reshape(-1), B.reshape(-1), B.reshape(-1, K)
     base = xp.arange(n_cols) * K            # column j's first slot in the flat arrays
-    # B_j[s, a] sits at (j K + s) K + a = f_s K + f_a - j K for the flat slots f_s, f_a; its diagonal at f (K + 1) - j K
-    diag = Bf[xp.arange(n_cols * K) * (K + 1) - xp.repeat(base, K)]
+    diag = xp.diagonal(B, axis1=1, axis2=2).reshape(-1)       # B_j[s, s] at flat slot j K + s
     two_scale = 2.0 * scale
     for _ in range(n_inner):
         s = base + gq.argmin(axis=1)
@@ -243,6 +242,7 @@ def _pairwise_steps(xp, gq, v, B, e, scale: float, n_inner: int) -> None:
         if not bool(move.any()):
             break
         es, ea = ef[s], ef[a]
+        # B_j[s, a] sits at (j K + s) K + a = f_s K + f_a - j K for the flat slots f_s, f_a
         curv = scale * (diag[s] + diag[a] - 2.0 * Bf[s * K + a - base]) + es + ea
         gamma = xp.where(move, xp.minimum(vf[a], -delta / (2.0 * xp.maximum(curv, 1e-300))), 0.0)
         vf[s] += gamma
