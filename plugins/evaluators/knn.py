@@ -136,6 +136,6 @@ class KNN(Evaluator):
 @hookimpl
 def lfabench_evaluators():
     defaults = default_params(KNN, opt_in=("split_protocol",))  # opt-in: existing run keys unchanged
-    return [PluginSpec("knn", KNN, "k-NN classification accuracy on a seeded stratified 80/20 split, or the "
+    return [PluginSpec("knn", KNN, "k-NN classification accuracy (%) on a seeded stratified 80/20 split, or the "
                                    "dataset's official one (FAISS; euclidean, cosine, mahalanobis, minkowski)",
                        defaults=defaults)]
