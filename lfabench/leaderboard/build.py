@@ -91,9 +91,10 @@ def replace_outputs(out_dir: Path, name: str, written: list[Path]) -> tuple[Path
 
 
 #: Columns of ``<name>-runs.csv``, in order (those the records have).
-RUN_COLUMNS = ["dataset", "descriptor", "aggregator", "evaluator", "metric", "setting", "seed", "value", "n_records",
-               "conflict", "fit_s", "fit_cache_untimed", "transform_s", "peak_rss_mb", "output_dim", "lfabench_version",
-               "git_revision", "finished_at", "path"]
+#: ``exact``: the value as an exact fraction (``37200/897``) where it is a percentage of a count, else empty.
+RUN_COLUMNS = ["dataset", "descriptor", "aggregator", "evaluator", "metric", "setting", "seed", "value", "exact",
+               "n_records", "conflict", "fit_s", "fit_cache_untimed", "transform_s", "peak_rss_mb", "output_dim",
+               "lfabench_version", "git_revision", "finished_at", "path"]
 
 
 def per_seed_table(df):

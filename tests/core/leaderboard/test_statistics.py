@@ -222,3 +222,13 @@ def test_kendall_tau_b_counts_an_exact_tie_as_a_tie_not_a_reversal(tmp_path):
     reversal = stats.kendalltau(paper, [470, 393, 394, 350], variant="b").statistic
     assert reversal < tau["tau_b"] < 1.0  # a tie lies between keeping the paper's order and reversing it
     assert tau["lfabench ties"] == 1
+
+
+def test_compare_ranks_ties_and_adjusts_within_its_section(tmp_path):
+    from lfabench.cli.compare import compare_table, to_markdown
+
+    _scene15_like(tmp_path / "runs", {"vlad": (450,) * 6, "dm": DM, "eobow": EOBOW})
+    table = compare_table([tmp_path / "runs"]).set_index("method")
+    assert table["rank"].to_dict() == {"vlad": 1.0, "dm": 2.5, "eobow": 2.5}
+    assert table.loc["dm", "p_vs_best"] == pytest.approx(2 / 64) and table.loc["dm", "p_holm"] == pytest.approx(4 / 64)
+    assert "not significantly different at alpha=0.05 (Holm), n=6 seeds" in to_markdown(table.reset_index())
