@@ -119,7 +119,8 @@ def friedman_text(summary: pd.DataFrame, diagram: str | None = None) -> str:
     r, cd, matrix, left_out = found
     n, k = r.n_tasks, r.n_methods
     rejects = r.p_f < ALPHA
-    text = [f"Friedman's test (Demšar 2006) over the {n} tasks and the {k} methods run on all of them: "
+    text = [f"Friedman's test (Demšar 2006) over the {n} tasks and the {k} methods run on all of them (ranked "
+            "among themselves, so their mean ranks here can differ from the table's): "
             f"chi2_F = {r.chi2:.3f} ({k - 1} df, p = {r.p_chi2:.3g}); Iman-Davenport F_F = {r.f:.3f} "
             f"({k - 1} and {(k - 1) * (n - 1)} df, p = {r.p_f:.3g}). "
             + (f"At alpha={ALPHA:g} the methods' ranks differ more than chance would make them."
