@@ -8,6 +8,7 @@ cut to its content, so long labels squeeze nothing and no axis label is clipped.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 
@@ -25,9 +26,18 @@ def _pyplot():
     return plt
 
 
+#: Longest stem a plot gets: with its suffix and the atomic writer's temporary prefix it stays under the
+#: 255 bytes a file name may have.
+MAX_SLUG = 150
+
+
 def slug(*parts: str) -> str:
-    """A file-name-safe stem."""
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", "-".join(parts))
+    """A file-name-safe stem; a longer one (a record's long metric or dataset name) is cut, with a hash
+    of the whole so that two long names never share a file."""
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", "-".join(parts))
+    if len(stem) <= MAX_SLUG:
+        return stem
+    return stem[:MAX_SLUG - 13] + "-" + hashlib.sha256(stem.encode()).hexdigest()[:12]
 
 
 def save_png(fig, path: Path) -> Path:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from .markdown import md_frame
+
 TASK_COLUMNS = ["dataset", "descriptor", "evaluator", "metric"]
 
 
@@ -41,5 +43,5 @@ def rank_markdown(summary: pd.DataFrame) -> str:
     return "\n".join(["## Overall: mean rank across tasks", "",
                       "Rank of each method within every (dataset / descriptor / evaluator / metric) table "
                       "(1 = best mean), averaged over the tasks it was run on; methods on more tasks first.", "",
-                      shown.rename(columns={"mean_rank": "mean rank", "n_tasks": "tasks"})
+                      md_frame(shown.rename(columns={"mean_rank": "mean rank", "n_tasks": "tasks"}))
                       .to_markdown(index=False, colalign=align, disable_numparse=True), ""])
