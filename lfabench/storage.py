@@ -187,6 +187,7 @@ CACHE_FORMAT = 1
 
 #: An entry's name, as :func:`cache_key` makes it: ``<kind>-<tag>-<16 hex digits>``.
 _ENTRY_NAME = re.compile(r"^[A-Za-z0-9_.=+-]+-[0-9a-f]{16}$")
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9_=+-][A-Za-z0-9_.=+-]*$")
 _CHUNK_NAME = re.compile(r"^(chunk-[0-9]+-of-[0-9]+\.npz|\.chunk-[0-9]+-of-[0-9]+\.npz\..*\.tmp)$")
 
 
@@ -282,12 +283,12 @@ class ArrayCache:
     def _is_entry(self, meta_path: Path) -> dict[str, Any] | None:
         """The metadata of ``meta_path`` when it is an lfabench entry's ``.json``, else None.
 
-        Proof: a regular file (not a link) named as :func:`cache_key` names entries, holding JSON whose
-        ``name`` is that name, and either the format tag or (entries of an lfabench before the tag) an
+        Proof: a regular file (not a link) holding JSON whose ``name`` is the file's name, and either the
+        format tag, or (entries of an lfabench before the tag) a name as :func:`cache_key` makes them and an
         ``.npz`` beside it, not a link, whose arrays are exactly the ones the metadata lists.
         """
         name = meta_path.stem
-        if meta_path.is_symlink() or not meta_path.is_file() or not _ENTRY_NAME.match(name):
+        if meta_path.is_symlink() or not meta_path.is_file() or not _SAFE_NAME.match(name):
             return None
         try:
             meta = json.loads(meta_path.read_text())
@@ -298,6 +299,8 @@ class ArrayCache:
         if meta.get("lfabench_cache") == CACHE_FORMAT:
             return meta
         npz = self.root / f"{name}.npz"
+        if not _ENTRY_NAME.match(name):
+            return None
         if npz.is_symlink() or not npz.is_file() or not isinstance(meta.get("arrays"), dict):
             return None
         try:
@@ -309,7 +312,7 @@ class ArrayCache:
 
     def _is_partial(self, path: Path) -> bool:
         """An unfinished descriptor extraction: ``<entry name>.partial/`` holding chunk files only (no link)."""
-        if path.is_symlink() or not path.is_dir() or not _ENTRY_NAME.match(path.name[:-len(".partial")]):
+        if path.is_symlink() or not path.is_dir() or not _SAFE_NAME.match(path.name[:-len(".partial")]):
             return False
         return all(_CHUNK_NAME.match(p.name) and p.is_file() and not p.is_symlink() for p in path.iterdir())
 
@@ -346,7 +349,7 @@ class ArrayCache:
                 continue
             if not p.is_symlink() and p.is_file() and (
                     (p.suffix in (".json", ".npz") and p.stem in names)
-                    or re.match(r"^\.[A-Za-z0-9_.=+-]+-[0-9a-f]{16}\.(json|npz)\..*\.tmp$", p.name)):
+                    or re.match(r"^\.[A-Za-z0-9_.=+-]+\.(json|npz)\..*\.tmp$", p.name)):
                 continue
             out.append(p)
         return out
