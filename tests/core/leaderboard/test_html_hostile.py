@@ -122,3 +122,15 @@ def test_links_only_navigate(target, href):
     assert safe_href(target) == href
     shown = str(link(target, "<b>"))
     assert "<b>" not in shown and ("href" in shown) == (href is not None)
+
+
+def test_dollar_signs_in_record_names_are_drawn_as_text_not_mathtext(tmp_path):
+    """matplotlib parses ``$...$`` as mathtext: ``$\\frac{a$`` in a dataset name used to fail the whole board."""
+    from record_helpers import record
+
+    for seed in (0, 1):
+        record(tmp_path / f"runs/r{seed}", seed, 70.0 + seed, metric=r"$\undefinedcmd{x}$ acc", dataset=r"d$\frac{a$",
+               aggregator="bow")
+    out = build_leaderboard([tmp_path / "runs"], tmp_path / "lb")
+    assert len(out["plots"]) >= 2 and all(p.stat().st_size > 1000 for p in out["plots"])
+    assert r"$\undefinedcmd{x}$ acc" in out["html"].read_text()
