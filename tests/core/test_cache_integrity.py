@@ -93,3 +93,28 @@ def test_a_failed_atomic_write_names_its_file(tmp_path, monkeypatch):
             fh.write("new")
     assert info.value.errno == errno.ENOSPC and info.value.filename == str(target)
     assert target.read_text() == "old" and sorted(p.name for p in tmp_path.iterdir()) == ["result.json"]
+
+
+def test_a_descriptor_entry_that_was_tampered_with_is_extracted_again(tmp_path):
+    from test_describe import Counting, _dataset
+
+    ds = _dataset()
+    first = Counting().describe(ds, n_jobs=1, cache=tmp_path)
+    (npz,) = tmp_path.glob("descriptors-*.npz")
+    with np.load(npz) as z:
+        arrays = {k: z[k] for k in z.files}
+    arrays["descriptors"] = arrays["descriptors"] + 1  # a plausible entry, of other values
+    np.savez(npz, **arrays)
+    d = Counting()
+    with pytest.warns(CacheWarning, match=rf"cache entry {npz.stem} .*does not match its recorded digest"):
+        again = d.describe(ds, n_jobs=1, cache=tmp_path)
+    assert d.record_info()["extraction"]["cache"] == "miss"
+    np.testing.assert_array_equal(again.descriptors, first.descriptors)
+
+
+def test_a_full_disk_during_extraction_fails_naming_the_chunk_file(tmp_path, monkeypatch):
+    from test_describe import Counting, _dataset
+
+    monkeypatch.setattr(storage.os, "fsync", _enospc)
+    with pytest.raises(WriteError, match=rf"No space left on device: '{tmp_path}/descriptors-.*\.partial/chunk-"):
+        Counting().describe(_dataset(), n_jobs=1, cache=tmp_path)
