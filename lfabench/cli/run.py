@@ -28,9 +28,13 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from ..dataset import CorruptImageError
     from ..params import ConfigError
     from ..registry import PluginConflictError, UnknownPluginError
+    from ..run import RecordNotSavedError
+    from ..storage import WriteError
 
-    # FileNotFoundError covers DatasetNotFoundError and a descriptor file or folder that is not there
-    return (ConfigError, UnknownPluginError, PluginConflictError, FileNotFoundError, CorruptImageError)
+    # FileNotFoundError covers DatasetNotFoundError and a descriptor file or folder that is not there;
+    # WriteError: a file that could not be written (disk full...), named
+    return (ConfigError, UnknownPluginError, PluginConflictError, FileNotFoundError, CorruptImageError,
+            RecordNotSavedError, WriteError)
 
 
 #: Errors a user caused and can fix (bad parameter, missing data...): one message, no traceback.
@@ -216,7 +220,10 @@ def _claimed_task(cfg, run_dir: str) -> None:
         user_error = isinstance(exc, USER_ERRORS)
         if not cfg.get("continue_on_error", False) and not user_error:
             raise
-        print(f"lfabench run FAILED: {exc}\n  (the record {run_dir}/result.json keeps the traceback)"
+        from ..run import RecordNotSavedError
+
+        print(f"lfabench run FAILED: {exc}" if isinstance(exc, RecordNotSavedError) else
+              f"lfabench run FAILED: {exc}\n  (the record {run_dir}/result.json keeps the traceback)"
               if user_error else
               f"lfabench run FAILED ({type(exc).__name__}: {exc}); record in {run_dir}/result.json",
               file=sys.stderr)

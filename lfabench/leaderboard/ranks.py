@@ -19,6 +19,7 @@ import pandas as pd
 
 from ..evaluation.multiple import FriedmanResult, friedman_test, nemenyi_cd, nemenyi_q, tied_ranks
 from .cells import ALPHA
+from .markdown import md_code, md_frame
 from .tables import evaluator_declares, score_keys
 
 TASK_COLUMNS = ["dataset", "descriptor", "evaluator"]
@@ -136,7 +137,7 @@ def friedman_text(summary: pd.DataFrame, diagram: str | None = None) -> str:
         text.append(f"With N = {n} tasks and k = {k} methods the chi-square approximation is rough (Demšar: "
                     "N > 10 and k > 5); F_F is the less conservative of the two.")
     if left_out:
-        text.append("Left out for missing a task: " + ", ".join(f"`{m}`" for m in left_out) + ".")
+        text.append("Left out for missing a task: " + ", ".join(md_code(m) for m in left_out) + ".")
     if diagram:
         text.append(f"Critical-difference diagram: `{diagram}`.")
     return " ".join(text)
@@ -158,9 +159,9 @@ def rank_markdown(summary: pd.DataFrame, diagram: str | None = None) -> str:
              "their tables, not ranked), averaged over the tasks it was run on; methods on more tasks first.")
     if unranked:
         intro += (" Not ranked (the evaluator declares no primary metric and reports several): "
-                  + ", ".join(f"`{e}`" for e in unranked) + ".")
+                  + ", ".join(md_code(e) for e in unranked) + ".")
     parts = ["## Overall: mean rank across tasks", "", intro, "",
-             shown.rename(columns={"mean_rank": "mean rank", "n_tasks": "tasks"})
+             md_frame(shown.rename(columns={"mean_rank": "mean rank", "n_tasks": "tasks"}))
              .to_markdown(index=False, colalign=align, disable_numparse=True), ""]
     test = friedman_text(summary, diagram)
     if test:

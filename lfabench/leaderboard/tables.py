@@ -30,6 +30,7 @@ from ..plugin import KINDS, default_params
 from ..record import RESULT_FILE, plugin_setting, read_record
 from ..registry import get_plugin
 from .cells import ALPHA, MIN_PAIRS_FOR_P, holm_cell, number_cell, p_cell, rank_cell, score_cell, verdict
+from .markdown import md_code, md_frame, md_text
 
 DEFAULT_RUN_ROOTS = ("lfabench_runs", "lfabench_multirun")
 GROUP_COLUMNS = ["dataset", "descriptor", "aggregator", "evaluator", "metric"]
@@ -494,16 +495,16 @@ def markdown_table(shown: pd.DataFrame) -> str:
     """GitHub Markdown with numbers right-aligned (the score column included), text left-aligned."""
     score = shown.columns[3]
     align = ["right" if c in NUMERIC_COLUMNS or c == score else "left" for c in shown.columns]
-    return shown.to_markdown(index=False, colalign=align, disable_numparse=True)
+    return md_frame(shown).to_markdown(index=False, colalign=align, disable_numparse=True)
 
 
 def provenance_line(tab: pd.DataFrame, command: str | None) -> str:
     """Which command made a table and from which records (Markdown)."""
     paths = sorted({p for cell in tab["paths"] for p in cell.split(";") if p})
     folders = sorted({_shown_path(Path(p).parent.parent) for p in paths})
-    made = f"Made by `{command}`" if command else "Made by `lfabench leaderboard`"
+    made = f"Made by {md_code(command)}" if command else "Made by `lfabench leaderboard`"
     return (f"{made} from {len(paths)} record(s) (`result.json`) under: "
-            + ", ".join(f"`{f}`" for f in folders) + ".")
+            + ", ".join(md_code(f) for f in folders) + ".")
 
 
 def _shown_path(path: Path) -> str:
@@ -521,10 +522,10 @@ def to_markdown(summary: pd.DataFrame, failed: list[dict], command: str | None =
     if summary.empty:
         parts.append("_No successful run records found._")
     for title, metric, tab in table_groups(summary):
-        parts += [f"## {title}", "", markdown_table(display_table(tab, metric)), "", significance_line(tab), "",
+        parts += [f"## {md_text(title)}", "", markdown_table(display_table(tab, metric)), "", significance_line(tab), "",
                   provenance_line(tab, command), ""]
     parts += list(extra_sections)
     if failed:
         parts += [f"_{len(failed)} run record(s) not counted (failed or unreadable):_", ""]
-        parts += [f"- `{f['path']}`: {f['status']} — {f['error']}" for f in failed] + [""]
+        parts += [f"- {md_code(f['path'])}: {md_text(f['status'])} — {md_text(f['error'])}" for f in failed] + [""]
     return "\n".join(parts)
