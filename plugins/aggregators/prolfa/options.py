@@ -29,7 +29,7 @@ DEPRECATED = {
     "backend": "leave it at 'auto': the solver follows max_support (cBCD when it is set, pairwise Frank-Wolfe on "
                "the plain simplex); the GPU and dense routes go with it",
     "init": "leave it at 'one_hot' (the cancelling start reaches a lower J at a lower held-out accuracy)",
-    "face_step": "leave it at True (False reproduces the capped solver of earlier records, which needs 4-6x "
+    "face_step": "leave it at True (False reproduces the capped solver of earlier records, which needs 3.4-5.7x "
                  "more iterations to a higher J)",
     "extrapolate": "leave it at 8.0 (it tunes cBCD on the plain simplex, a deprecated route: the plain simplex "
                    "is solved by pairwise Frank-Wolfe)",

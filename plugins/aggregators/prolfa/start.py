@@ -1,8 +1,9 @@
 """Where a ProLFA fit starts: the selection ``C`` before the first outer iteration (``init``).
 
 * ``"one_hot"`` (default; notes, pitfall 1): every prototype on one seeded random descriptor, distinct rows.
-* ``"cancelling"``: every prototype a convex combination of up to ``k`` *distinct* descriptors chosen so that
-  they cancel in the metric of the labelled image means, from the same seeded anchor rows.
+* ``"cancelling"`` (deprecated, removed in the next release: a lower J at a lower held-out accuracy): every
+  prototype a convex combination of up to ``k`` *distinct* descriptors chosen so
+  that they cancel in the metric of the labelled image means, from the same seeded anchor rows.
 
 Why ``"cancelling"`` helps the solver: at the paper's scale (``scale = 1``) the fitted ``W`` is small, and
 then ``J ~ ||Y||^2 + sum_j ||R p_j||^2 + lambda1 E(C)`` with ``R^T R = Mu^T Mu`` (:mod:`.problem`): each
