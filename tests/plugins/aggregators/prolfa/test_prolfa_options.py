@@ -3,6 +3,7 @@ solver reads), keyword-only model parameters, and the deprecated names that stil
 
 from __future__ import annotations
 
+import inspect
 import re
 import warnings
 from dataclasses import fields
@@ -17,8 +18,6 @@ from lfabench_plugins.aggregators.prolfa.plugin import ProLFA, SemiProLFA
 
 
 def test_the_model_parameters_are_keyword_only_and_the_rest_is_one_solver_object():
-    import inspect
-
     sig = inspect.signature(ProLFA)
     named = [p for p in sig.parameters.values() if p.kind != p.VAR_KEYWORD]
     assert all(p.kind == p.KEYWORD_ONLY for p in named)
@@ -117,3 +116,21 @@ def test_prototypes_of_float32_descriptors_equal_the_float64_product():
     C = sp.random(300, 9, density=0.05, random_state=0, format="csc")
     pb = Problem.build(X, rng.normal(size=(4, 7)), np.eye(4), 0.1, 1.0)
     np.testing.assert_allclose(pb.prototypes(C), X.astype(np.float64).T @ C.toarray(), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["prolfa", "semi_prolfa"])
+def test_the_generated_config_lists_every_parameter_and_every_solver_option(name):
+    """What ``lfabench run --cfg job aggregator=prolfa`` prints: every constructor parameter, and under ``solver``
+    every option with its default (nothing kept out of the config)."""
+    from lfabench.cli.run import plugin_config
+    from lfabench.registry import get_registry
+
+    spec = get_registry().get_spec("aggregator", name)
+    params = plugin_config(spec)["params"]
+    named = [p for p, v in inspect.signature(spec.factory).parameters.items() if v.kind != v.VAR_KEYWORD]
+    assert list(params) == named
+    assert params["solver"] == {f.name: getattr(SolverOptions(), f.name) for f in fields(SolverOptions)}
+    assert params["random_state"] == "${seed}"
+    # the config builds the default estimator: the same options, read from the mapping
+    est = spec.factory(**{**params, "random_state": 0})
+    assert solver_options(est.solver) == SolverOptions()
