@@ -51,19 +51,19 @@ log = logging.getLogger("lfabench_plugins.aggregators.prolfa")
 
 
 def _with_deprecated_keywords(name: str, solver, keywords: dict):
-    """``solver`` with the solver options given as keywords (the surface of earlier releases, deprecated: a
-    :class:`FutureWarning` each), as a mapping; ``solver`` itself when there are none. Any other keyword is a
-    :class:`TypeError`, as for any unknown argument."""
+    """``solver`` with the solver options given as keywords (the surface of earlier releases, deprecated: one
+    :class:`FutureWarning` naming them), as a mapping; ``solver`` itself when there are none. Any other keyword is
+    a :class:`TypeError`, as for any unknown argument."""
     if not keywords:
         return solver
     known = [f.name for f in fields(SolverOptions)]
     unknown = sorted(set(keywords) - set(known))
     if unknown:
         raise TypeError(f"{name}.__init__() got an unexpected keyword argument {unknown[0]!r}")
-    for key, value in keywords.items():
-        warnings.warn(f"{name}({key}={value!r}) is deprecated and will be removed in the next release: pass "
-                      f"solver=SolverOptions({key}={value!r}) (command line: aggregator.params.solver.{key}=...)",
-                      FutureWarning, stacklevel=3)
+    given = ", ".join(f"{key}={value!r}" for key, value in keywords.items())
+    warnings.warn(f"{name}({given}): solver options as keywords are deprecated and will be removed in the next "
+                  f"release; pass solver=SolverOptions({given}) (command line: aggregator.params.solver.<option>)",
+                  FutureWarning, stacklevel=3)
     base = solver if isinstance(solver, dict) else (solver.as_config() if isinstance(solver, SolverOptions)
                                                     else dict(solver or {}))
     return {**base, **keywords}

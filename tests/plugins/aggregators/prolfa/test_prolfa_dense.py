@@ -1,4 +1,4 @@
-"""The dense ProLFA backend (``backend="dense"``, NumPy; the CuPy backend runs the same code on a GPU)."""
+"""The deprecated dense route (``backend="dense"``, NumPy; ``"cupy"`` runs the same code on a GPU), kept for one release."""
 
 from __future__ import annotations
 

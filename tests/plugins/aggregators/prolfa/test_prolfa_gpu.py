@@ -1,4 +1,5 @@
-"""The GPU backends (``backend="cupy"``, ``backend="pairwise_fw_cupy"``) against their NumPy twins.
+"""The deprecated GPU routes (``backend="cupy"``, ``backend="pairwise_fw_cupy"``; removed in the next release) against
+their NumPy twins.
 
 These run only where CuPy and an NVIDIA GPU are present (the project's CI has neither: they skip there with
 the reason); the CPU paths they are compared with are tested everywhere. The refusal without CuPy runs

@@ -83,9 +83,14 @@ def test_every_default_option_is_silent_and_each_deprecated_one_warns_naming_its
 @pytest.mark.parametrize("cls", [ProLFA, SemiProLFA])
 def test_the_solver_options_of_earlier_releases_still_work_as_keywords_with_a_future_warning(cls):
     """Records of earlier releases hold the solver options as flat parameters (``mu``, ``face_step``...): they
-    still build the same estimator, with one :class:`FutureWarning` per option naming ``solver``."""
-    with pytest.warns(FutureWarning, match=r"mu=3\.0\) is deprecated.*solver=SolverOptions\(mu=3\.0\)"):
+    still build the same estimator, with one :class:`FutureWarning` naming them and ``solver``."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         est = cls(n_prototypes=5, mu=3.0, search_every=2)
+    assert [str(w.message) for w in caught if issubclass(w.category, FutureWarning)] == [
+        f"{cls.__name__}(mu=3.0, search_every=2): solver options as keywords are deprecated and will be removed in "
+        "the next release; pass solver=SolverOptions(mu=3.0, search_every=2) (command line: "
+        "aggregator.params.solver.<option>)"]
     assert solver_options(est.solver) == SolverOptions(mu=3.0, search_every=2)
     assert est._check_params() == FitOptions(n_prototypes=5, mu=3.0, search_every=2)
     twin = clone(est)                                               # the flat options survive a clone
