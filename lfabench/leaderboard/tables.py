@@ -13,6 +13,7 @@ every board and across tasks.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 import hashlib
 import json
@@ -97,19 +98,30 @@ SETTING_KINDS = ("descriptor", "aggregator", "evaluator")
 
 @functools.lru_cache(maxsize=None)
 def _default_values(kind: str, name: str) -> dict[str, str] | None:
-    """The plugin's keyword defaults as labels compare values (JSON, keys sorted); None when the plugin is not
-    installed here."""
+    """The plugin's keyword defaults as labels compare values: one entry per leaf, nested options flattened
+    to dotted keys (``solver.max_iter``; a dataclass default is read as its fields), each value as JSON
+    (keys sorted); None when the plugin is not installed here."""
     try:
         factory = get_plugin(kind, name)
     except LookupError:  # records of a plugin this environment lacks: no parameter is known to be a default
         return None
-    out = {}
-    for key, value in default_params(factory).items():
-        try:
-            out[key] = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
-        except TypeError:  # a default JSON cannot show (an object): any value a config sets differs from it
-            continue
-    return out
+    return _leaves("", default_params(factory))
+
+
+def _leaves(prefix: str, value) -> dict[str, str]:
+    """``{dotted key: JSON text}`` of every leaf of ``value`` (dicts and dataclasses opened); a leaf JSON cannot
+    show (an object) is left out, so any value a config sets there differs from the default."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        value = dataclasses.asdict(value)
+    if isinstance(value, dict):
+        out = {}
+        for key, item in value.items():
+            out.update(_leaves(f"{prefix}{key}.", item))
+        return out
+    try:
+        return {prefix[:-1]: value if isinstance(value, str) else json.dumps(value, sort_keys=True)}
+    except TypeError:
+        return {}
 
 
 #: Interpolations through which a plugin follows the run (its seed, its cache policy: a cached fit gives the
@@ -132,14 +144,13 @@ def _non_default(setting: dict, config: dict, shown: dict[str, str]) -> tuple[st
         if not spec.get("name"):
             continue
         known = _default_values(kind, spec["name"])
-        resolved = (config.get(kind) or {}).get("params") or {}
-        for param, value in (spec.get("params") or {}).items():
-            if isinstance(value, str) and value.strip() in RUN_LEVEL:
+        resolved = _leaves("", (config.get(kind) or {}).get("params") or {})
+        for param, value in _leaves("", spec.get("params") or {}).items():
+            if value.strip() in RUN_LEVEL:
                 continue
-            if isinstance(value, str) and "${" in value:
+            if "${" in value:
                 value = resolved.get(param, value)
-            text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
-            if known is not None and param in known and text == known[param]:
+            if known is not None and param in known and value == known[param]:
                 continue
             key = f"{kind}.{param}"
             keys += [k for k in shown if k == key or k.startswith(key + ".")]
