@@ -92,6 +92,11 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or argv[0] in ("-h", "--help"):
         print(USAGE)
         return 0
+    if argv[0] == "--version":  # the code's version (setuptools-scm: changes with every commit and a dirty tree)
+        from ..provenance import source_version
+
+        print(f"lfabench {source_version()}")
+        return 0
     if argv[0] == "run":
         from .run import main as run_main
 

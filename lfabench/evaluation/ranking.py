@@ -28,7 +28,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["average_precision", "mean_average_precision", "precision_at_k"]
+__all__ = ["average_precision", "mean_average_precision", "precision_at_k", "ranking_prefix",
+           "retrieval_metrics_from_rankings"]
 
 
 def _kept_relevance(ranked_ids, positive_ids, junk_ids) -> tuple[np.ndarray, int]:
@@ -114,3 +115,45 @@ def precision_at_k(ranked_ids: Sequence, positive_ids: Sequence, k: int, junk_id
         raise ValueError(f"precision@k needs k >= 1, got {k}")
     rel, _ = _kept_relevance(ranked_ids, positive_ids, junk_ids)
     return float(np.count_nonzero(rel[:k]) / k)
+
+
+def ranking_prefix(ranked_ids: Sequence, positive_ids: Sequence, junk_ids: Sequence = (), k_max: int = 0) -> np.ndarray:
+    """The shortest head of ``ranked_ids`` from which every metric here gives the full list's value.
+
+    It ends at the last positive (AP: later items change no precision at a positive) or at the
+    ``k_max``-th non-junk item (precision@k for k <= ``k_max``), whichever comes later. A run stores
+    this head for each query (``predictions.npz``) instead of the whole database order.
+    """
+    ranked = np.asarray(ranked_ids)
+    if ranked.ndim != 1:
+        raise ValueError(f"ranked_ids must be a 1-D sequence of ids, got shape {ranked.shape}")
+    is_pos = np.isin(ranked, np.asarray(positive_ids))
+    end = int(np.flatnonzero(is_pos)[-1]) + 1 if is_pos.any() else 0
+    if k_max > 0:
+        kept = np.flatnonzero(~np.isin(ranked, np.asarray(junk_ids))) if len(junk_ids) else np.arange(ranked.size)
+        end = max(end, int(kept[k_max - 1]) + 1 if kept.size >= k_max else ranked.size)
+    return ranked[:end]
+
+
+def retrieval_metrics_from_rankings(rankings: Sequence[Sequence], positive_lists: Sequence[Sequence],
+                                    junk_lists: Sequence[Sequence], scored_zero: Sequence[bool],
+                                    precision_at: Sequence[int] = ()) -> dict[str, float]:
+    """The ``retrieval`` evaluator's metrics (percent) recomputed from its stored rankings.
+
+    One ranked list (:func:`ranking_prefix` of the database order, the query itself removed where the
+    protocol removes it), positive list and junk list per query; ``scored_zero`` marks queries scored 0
+    (no descriptors). Returns ``{"mAP": ..., "precision@k": ...}``, the evaluator's names and arithmetic
+    (mean over queries of :func:`average_precision` / :func:`precision_at_k`, times 100).
+    """
+    n = len(rankings)
+    if not n or len(positive_lists) != n or len(junk_lists) != n or len(scored_zero) != n:
+        raise ValueError(f"one ranking, positive list, junk list and scored_zero flag per query: got {n}, "
+                         f"{len(positive_lists)}, {len(junk_lists)}, {len(scored_zero)}")
+    aps, precisions = [], {int(k): [] for k in precision_at}
+    for ranked, pos, junk, zero in zip(rankings, positive_lists, junk_lists, scored_zero):
+        aps.append(0.0 if zero else average_precision(ranked, pos, junk))
+        for k in precisions:
+            precisions[k].append(0.0 if zero else precision_at_k(ranked, pos, k, junk))
+    metrics = {"mAP": float(100.0 * np.mean(aps))}
+    metrics.update({f"precision@{k}": float(100.0 * np.mean(v)) for k, v in precisions.items()})
+    return metrics

@@ -33,7 +33,7 @@ from lfabench import PluginSpec, hookimpl
 from lfabench.bags import Bags
 from lfabench.dataset import Dataset, RetrievalGroundTruth
 from lfabench.evaluate import Evaluator, Split
-from lfabench.evaluation import average_precision, precision_at_k, rank_database
+from lfabench.evaluation import average_precision, precision_at_k, rank_database, ranking_prefix, retrieval_predictions
 from lfabench.evaluation.search import METRICS
 
 from .splits import labelled_subset
@@ -176,9 +176,11 @@ class Retrieval(Evaluator):
         # near-zero-distance hubs their zero vectors would be. Queries without descriptors score 0.
         order = _empty_last(order, empty[db])
         aps, precisions = [], {k: [] for k in self._ks}
+        heads = []  # what the record's predictions keep of each ranking
         for q in range(gt.queries.size):
             if empty[rows[q]]:
                 aps.append(0.0)
+                heads.append(np.empty(0, dtype=np.int64))
                 for k in self._ks:
                     precisions[k].append(0.0)
                 continue
@@ -186,8 +188,10 @@ class Retrieval(Evaluator):
             if gt.exclude_query_from_ranking:
                 ranked = ranked[ranked != gt.queries[q]]
             aps.append(average_precision(ranked, gt.positives[q], gt.junk[q]))
+            heads.append(ranking_prefix(ranked, gt.positives[q], gt.junk[q], max(self._ks, default=0)))
             for k in self._ks:
                 precisions[k].append(precision_at_k(ranked, gt.positives[q], k, gt.junk[q]))
+        split.predictions = retrieval_predictions(gt.queries, heads, gt.positives, gt.junk, empty[rows], self._ks)
         split.info["per_query_ap"] = {str(dataset.sample_ids[i]): float(ap) for i, ap in zip(gt.queries, aps)}
         split.info["empty_samples"] = {"database_ranked_last": int(empty[db].sum()),
                                        "queries_scored_zero": int(empty[rows].sum())}
