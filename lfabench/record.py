@@ -98,6 +98,7 @@ class RunRecord(TypedDict, total=False):
     predictions: dict[str, Any] | None       # file, kind, sha256 of predictions.npz; None: the evaluator gave none
     fingerprints: dict[str, str | None]      # sha256 of descriptors, fitted arrays, features, predictions (fingerprint.py)
     digest: str                              # sha256 of the canonical JSON of every other field (content_digest)
+    publication: dict[str, Any]              # set by publishing only: {"unclean": [reasons]} when allowed unclean
 
 
 #: Fields every readable record has.
@@ -110,7 +111,7 @@ _FIELD_TYPES = {"schema_version": int, "status": str, "error": (dict, type(None)
                 "split": (dict, type(None)), "fit_cache": list, "fit_info": dict, "prototypes": dict, "output_dim": int, "started_at": str,
                 "finished_at": (str, type(None)), "lfabench_version": str, "git_revision": (str, type(None)),
                 "host": dict, "run_dir": str, "provenance": dict, "predictions": (dict, type(None)),
-                "fingerprints": dict, "digest": str}
+                "fingerprints": dict, "digest": str, "publication": dict}
 assert set(_FIELD_TYPES) == set(RunRecord.__annotations__), "every RunRecord field needs its type check"
 
 

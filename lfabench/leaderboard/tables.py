@@ -154,6 +154,10 @@ def dedupe_runs(df: pd.DataFrame) -> pd.DataFrame:
     return out.drop(columns=["lo", "hi"])
 
 
+#: Appended to the method of a row from records published although unclean (dirty tree, provenance missing).
+UNCLEAN_MARK = " (unclean record)"
+
+
 class InvalidRecords(ValueError):
     """Records that fail :func:`lfabench.record.validate_record`, each named with its file and field."""
 
@@ -184,6 +188,8 @@ def records_frame(record_paths: Iterable[Path]) -> tuple[pd.DataFrame, list[dict
         setting = _setting(rec)
         setting_id = hashlib.sha1(json.dumps(setting, sort_keys=True).encode()).hexdigest()[:10]
         base = {kind: (cfg.get(kind) or {}).get("name") for kind in KINDS}
+        if (rec.get("publication") or {}).get("unclean"):  # published with --allow-unclean-records: marked
+            base["aggregator"] = f"{base['aggregator']}{UNCLEAN_MARK}"
         params = {}
         for kind in KINDS:
             shown = _shown_params((setting.get(kind) or {}).get("params") or {}, (cfg.get(kind) or {}).get("params"))
