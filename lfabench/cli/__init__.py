@@ -17,6 +17,7 @@ commands:
   leaderboard [RUN_DIRS...] build Markdown, CSV and HTML leaderboards and plots from run records
   compare [RUN_DIRS...]     mean ± std over seeds and paired exact Wilcoxon p-values against the best
   verify BOARD_DIR...       check a board: record digests, metrics from predictions, cells by a rebuild
+  reproduce BOARD [--sample N] [--seed S]  rerun records drawn at random; where each first differs
   explain RUN               PNG grid of the image patches behind a ProLFA run's top prototypes
   data fetch|add|verify|list  get, register and check datasets (data root: $LFABENCH_DATA)
   cache list|clear          show or delete cached descriptors and other arrays
@@ -67,9 +68,10 @@ def build_parser() -> argparse.ArgumentParser:
     from . import data as cli_data
     from . import explain as cli_explain
     from . import plugins as cli_plugins
+    from . import reproduce as cli_reproduce
     from . import verify as cli_verify
 
-    command_modules = (cli_plugins, cli_compare, cli_data, cli_cache, cli_explain, cli_verify)  # subcommands that live in their own module
+    command_modules = (cli_plugins, cli_compare, cli_data, cli_cache, cli_explain, cli_verify, cli_reproduce)  # subcommands that live in their own module
     parser = argparse.ArgumentParser(prog="lfabench", description=USAGE,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command")
