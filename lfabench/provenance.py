@@ -76,8 +76,17 @@ class SourceState:
         return hashlib.sha256(self.diff).hexdigest() if self.diff else None
 
 
-@functools.lru_cache(maxsize=1)
 def source_state(root: Path | None = None) -> SourceState:
+    """:func:`read_source_state` of ``root``; of lfabench's own checkout (read once per process) by default."""
+    return _own_source_state() if root is None else read_source_state(Path(root))
+
+
+@functools.lru_cache(maxsize=1)
+def _own_source_state() -> SourceState:
+    return read_source_state(None)
+
+
+def read_source_state(root: Path | None) -> SourceState:
     """The checkout's HEAD and the diff that turns it into the tree that runs now.
 
     The diff is ``git diff --binary HEAD`` (staged and unstaged changes of tracked files) followed by one
@@ -100,6 +109,15 @@ def source_state(root: Path | None = None) -> SourceState:
     return SourceState(head.stdout.decode().strip(), b"".join(parts))
 
 
+def _scm_settings(root: Path) -> dict[str, Any]:
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10: setuptools-scm depends on tomli there
+        import tomli as tomllib
+    with open(root / "pyproject.toml", "rb") as fh:
+        return dict(tomllib.load(fh).get("tool", {}).get("setuptools_scm", {}))
+
+
 @functools.lru_cache(maxsize=1)
 def source_version() -> str:
     """lfabench's version as the code that runs now: setuptools-scm's, from the checkout (e.g.
@@ -110,7 +128,8 @@ def source_version() -> str:
         try:
             from setuptools_scm import get_version
 
-            return get_version(root=str(root), fallback_version=__version__)
+            # the settings the build uses (pyproject.toml's [tool.setuptools_scm]), so both agree
+            return get_version(root=str(root), **_scm_settings(root))
         except Exception:  # setuptools-scm absent or unable to read this checkout: the installed version
             pass
     return __version__
