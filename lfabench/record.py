@@ -414,6 +414,7 @@ class RunRecorder:
         rec.current_stage = stage
         rec.listener = None
         rec._peak_elsewhere = (peak_rss_mb,)
+        rec._source = _provenance.source_state()  # the child ran this checkout's code: the same diff
         if stage != "setup":
             rec.data["timings_s"][stage] = round(stage_elapsed_s, 6)
         return rec
