@@ -120,3 +120,64 @@ def test_both_evaluators_return_predictions_that_give_back_their_metrics():
         assert recompute_metrics(p) == metrics
         assert np.array_equal(p["test_indices"], split.test_indices) and np.array_equal(p["true"], labels[p["test_indices"]])
         assert p["counted_wrong"].sum() == 1
+
+
+def test_records_store_predictions_or_say_there_are_none(tmp_path):
+    """Through the conductor: a retrieval run stores its rankings (metrics recompute, file digest named); a
+    third-party evaluator that gives no predictions still runs, and its record says none are stored."""
+    import json
+    import sys
+    from pathlib import Path
+
+    from lfabench import PluginSpec, hookimpl
+    from lfabench.evaluate import Evaluator, Split
+    from lfabench.record import file_sha256, load_predictions
+    from lfabench.registry import get_registry, reset_registry
+    from lfabench.run import run_benchmark
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "plugins" / "evaluators"))
+    from test_retrieval_evaluator import MeanPool, make_dataset
+
+    class Oldstyle(Evaluator):
+        """A protocol written before predictions existed: the mean of the first feature."""
+
+        task = "retrieval"
+
+        def split(self, dataset, seed):
+            idx = np.arange(dataset.n_samples)
+            return Split(fit_indices=idx, fit_labels=None, train_indices=idx, test_indices=idx, seed=seed)
+
+        def evaluate(self, features, dataset, split):
+            return {"score": float(features[:, 0].mean())}
+
+    class Plugins:
+        @hookimpl
+        def lfabench_datasets(self):
+            return [PluginSpec("toy_retrieval", make_dataset, "hand-made retrieval set (tests)")]
+
+        @hookimpl
+        def lfabench_aggregators(self):
+            return [PluginSpec("meanpool", MeanPool, "mean descriptor (tests)")]
+
+        @hookimpl
+        def lfabench_evaluators(self):
+            return [PluginSpec("oldstyle", Oldstyle, "no predictions (tests)")]
+
+    reset_registry()
+    try:
+        get_registry().register(Plugins(), name="tests:predictions")
+        base = {"dataset": {"name": "toy_retrieval", "params": {}}, "descriptor": {"name": "native", "params": {}},
+                "aggregator": {"name": "meanpool", "params": {"random_state": 0}}, "seed": 0}
+        run_benchmark(dict(base, evaluator={"name": "retrieval", "params": {"precision_at": [1, 5]}}), tmp_path / "r")
+        run_benchmark(dict(base, evaluator={"name": "oldstyle", "params": {}}), tmp_path / "o")
+    finally:
+        reset_registry()
+    rec = json.loads((tmp_path / "r" / "result.json").read_text())
+    assert rec["predictions"]["kind"] == "retrieval"
+    assert rec["predictions"]["sha256"] == file_sha256(tmp_path / "r" / "predictions.npz")
+    arrays = load_predictions(tmp_path / "r" / "predictions.npz")
+    assert recompute_metrics(arrays) == rec["metrics"] and rec["metrics"]["mAP"] == pytest.approx(62.5)
+    assert rec["fingerprints"]["predictions"] == predictions_fingerprint(arrays)
+    assert set(rec["fingerprints"]) == {"descriptors", "fitted", "features", "predictions"}
+    old = json.loads((tmp_path / "o" / "result.json").read_text())
+    assert old["status"] == "ok" and old["predictions"] is None and not (tmp_path / "o" / "predictions.npz").exists()
