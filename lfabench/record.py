@@ -94,9 +94,9 @@ class RunRecord(TypedDict, total=False):
     git_revision: str | None
     host: dict[str, Any]                     # python, platform, cpu_count, cpu_model, cpu_simd, blas (host_info)
     run_dir: str
-    provenance: dict[str, Any]               # version, revision, dirty + diff, environment, package lock (provenance.py)
+    provenance: dict[str, Any]               # version, revision, dirty + diff, environment, package lock
     predictions: dict[str, Any] | None       # file, kind, sha256 of predictions.npz; None: the evaluator gave none
-    fingerprints: dict[str, str | None]      # sha256 of descriptors, fitted arrays, features, predictions (fingerprint.py)
+    fingerprints: dict[str, str | None]      # sha256 of descriptors, fitted arrays, features, predictions
     digest: str                              # sha256 of the canonical JSON of every other field (content_digest)
     publication: dict[str, Any]              # set by publishing only: {"unclean": [reasons]} when allowed unclean
 

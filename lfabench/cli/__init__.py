@@ -71,7 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
     from . import reproduce as cli_reproduce
     from . import verify as cli_verify
 
-    command_modules = (cli_plugins, cli_compare, cli_data, cli_cache, cli_explain, cli_verify, cli_reproduce)  # subcommands that live in their own module
+    # subcommands that live in their own module
+    command_modules = (cli_plugins, cli_compare, cli_data, cli_cache, cli_explain, cli_verify, cli_reproduce)
     parser = argparse.ArgumentParser(prog="lfabench", description=USAGE,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command")

@@ -94,8 +94,8 @@ def recompute_metrics(arrays: Mapping[str, np.ndarray]) -> dict[str, float]:
         return {"accuracy": accuracy_from_predictions(arrays["predicted"], arrays["true"], arrays["counted_wrong"])}
     for name, offsets in (("ranking", "ranking_offsets"), ("positives", "positive_offsets"), ("junk", "junk_offsets")):
         off = np.asarray(arrays[offsets])
-        if off.ndim != 1 or off.size != arrays["query_indices"].size + 1 or off[0] != 0 or off[-1] != arrays[name].size \
-                or np.any(np.diff(off) < 0):
+        if (off.ndim != 1 or off.size != arrays["query_indices"].size + 1 or off[0] != 0
+                or off[-1] != arrays[name].size or np.any(np.diff(off) < 0)):
             raise ValueError(f"retrieval predictions: {offsets} do not partition {name}")
     return retrieval_metrics_from_rankings(_split(arrays["ranking"], arrays["ranking_offsets"]),
                                            _split(arrays["positives"], arrays["positive_offsets"]),

@@ -1,4 +1,4 @@
-"""`lfabench reproduce` reruns real digits records: identical on this machine, and names the first stage that differs."""
+"""`lfabench reproduce` reruns real digits records: identical here, and names the first stage that differs."""
 
 from __future__ import annotations
 

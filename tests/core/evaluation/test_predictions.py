@@ -118,7 +118,8 @@ def test_both_evaluators_return_predictions_that_give_back_their_metrics():
         metrics = ev.evaluate(X, ds, split)
         p = split.predictions
         assert recompute_metrics(p) == metrics
-        assert np.array_equal(p["test_indices"], split.test_indices) and np.array_equal(p["true"], labels[p["test_indices"]])
+        assert np.array_equal(p["test_indices"], split.test_indices)
+        assert np.array_equal(p["true"], labels[p["test_indices"]])
         assert p["counted_wrong"].sum() == 1
 
 
