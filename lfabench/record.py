@@ -246,10 +246,10 @@ def _jsonable(obj):
         return {str(k): _jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [_jsonable(v) for v in obj]
-    if isinstance(obj, np.generic):
-        return obj.item()
+    if isinstance(obj, np.generic):  # np.float64(nan) too: JSON (and the digest) has no NaN
+        return _jsonable(obj.item())
     if isinstance(obj, np.ndarray):
-        return obj.tolist()
+        return _jsonable(obj.tolist())
     if isinstance(obj, Path):
         return str(obj)
     if isinstance(obj, float) and not np.isfinite(obj):

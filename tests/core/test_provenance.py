@@ -100,3 +100,14 @@ def test_version_follows_the_checkout():
         pytest.skip("lfabench is not running from a git checkout")
     short = _git(REPO, "rev-parse", "--short=7", "HEAD").strip()
     assert f"+g{short}" in out  # setuptools-scm names the commit
+
+
+def test_non_finite_values_anywhere_still_give_a_record_with_a_digest(tmp_path):
+    """JSON has no NaN and the digest refuses it: every NaN/inf, NumPy scalars and arrays included, is written as
+    null / "inf" (a NaN metric then fails validation, naming the record, instead of the record being lost)."""
+    rec = RunRecorder(tmp_path, {"seed": 0}, 0)
+    rec.data["fit_info"] = {"curve": np.array([np.nan, 1.0, np.inf]), "last": np.float64("nan")}
+    rec.finish_ok({"accuracy": 50.0})
+    data = json.loads((tmp_path / "result.json").read_text())
+    assert data["fit_info"] == {"curve": [None, 1.0, "inf"], "last": None}
+    assert data["digest"] == content_digest(data)
