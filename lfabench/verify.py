@@ -4,7 +4,8 @@ For each board in the folder (one per ``<name>-outputs.txt``) and every record u
 
 1. the record is valid (:func:`lfabench.record.validate_record`: format, types, finite metrics in range);
 2. it is of the current format (a schema-1 record has no digest, predictions or provenance: reported
-   as old-format);
+   as old-format), from a clean commit with complete provenance
+   (:func:`lfabench.provenance.missing_provenance`; ``allow_unclean``: a note);
 3. its ``digest`` is the sha256 of its canonical content; ``predictions.npz`` and ``source.diff.gz`` have
    the sha256 the record names; the predictions' fingerprint is the record's;
 4. every metric recomputes from the predictions (:func:`lfabench.evaluation.recompute_metrics`) to the
@@ -35,6 +36,7 @@ from .evaluation.predictions import predictions_fingerprint, recompute_metrics
 from .leaderboard import build_leaderboard
 from .leaderboard.manifest import manifest_path, read_manifest
 from .leaderboard.tables import find_records
+from .provenance import missing_provenance
 from .record import (DIFF_FILE, RESULT_FILE, SCHEMA_VERSION, content_digest, file_sha256, load_predictions,
                      read_record)
 
@@ -75,7 +77,8 @@ def _close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=METRIC_RTOL, abs_tol=0.0)
 
 
-def check_record_files(path: Path, report: Report, allow_old_format: bool = False) -> dict | None:
+def check_record_files(path: Path, report: Report, allow_old_format: bool = False,
+                       allow_unclean: bool = False) -> dict | None:
     """Checks 1-4 of the module docstring for one ``result.json``; returns the record when it is readable."""
     try:
         rec = read_record(path)
@@ -86,6 +89,9 @@ def check_record_files(path: Path, report: Report, allow_old_format: bool = Fals
         report.add(path, "schema_version", f"old-format record (schema_version {rec['schema_version']}): no "
                    f"digest, predictions or provenance; republish it from a clean commit", note=allow_old_format)
         return rec
+    unclean = missing_provenance(rec)
+    if unclean:
+        report.add(path, "provenance", "unclean record: " + "; ".join(unclean), note=allow_unclean)
     if rec.get("digest") != content_digest(rec):
         report.add(path, "digest", "does not match the record's content (the record was changed after it was "
                    "written)" if rec.get("digest") else "missing")
@@ -211,7 +217,8 @@ def _first_difference(ours: Path, theirs: Path) -> str:
     return f"line {min(len(a), len(b)) + 1}"
 
 
-def verify_board(board_dir: Path | str, allow_old_format: bool = False, rebuild: bool = True) -> Report:
+def verify_board(board_dir: Path | str, allow_old_format: bool = False, rebuild: bool = True,
+                 allow_unclean: bool = False) -> Report:
     """Every check of the module docstring for the board(s) in ``board_dir``."""
     board_dir = Path(board_dir)
     report = Report()
@@ -224,7 +231,7 @@ def verify_board(board_dir: Path | str, allow_old_format: bool = False, rebuild:
     digests = {}
     for path in records:
         report.n_records += 1
-        rec = check_record_files(path, report, allow_old_format)
+        rec = check_record_files(path, report, allow_old_format, allow_unclean)
         if rec is not None:
             digests[path.relative_to(board_dir.resolve()).as_posix()] = rec.get("digest")
     names = board_names(board_dir)

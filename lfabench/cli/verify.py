@@ -10,7 +10,8 @@ def _cmd_verify(args) -> int:
 
     failed = False
     for board in args.boards:
-        report = verify_board(board, allow_old_format=args.allow_old_format, rebuild=not args.no_rebuild)
+        report = verify_board(board, allow_old_format=args.allow_old_format, rebuild=not args.no_rebuild,
+                              allow_unclean=args.allow_unclean_records)
         for finding in report.findings:
             print(finding, file=sys.stderr if not finding.note else sys.stdout)
         verdict = "FAILED" if report.failures else "ok"
@@ -27,5 +28,7 @@ def add_parser(subparsers) -> None:
                                                                   "files lfabench leaderboard wrote)")
     p.add_argument("--allow-old-format", action="store_true",
                    help="report records and boards of the older format as notes instead of discrepancies")
+    p.add_argument("--allow-unclean-records", action="store_true",
+                   help="report records of a dirty tree or with provenance missing as notes instead of discrepancies")
     p.add_argument("--no-rebuild", action="store_true", help="skip the rebuild comparison (records only)")
     p.set_defaults(func=_cmd_verify)

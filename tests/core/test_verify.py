@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import re
 import shutil
@@ -49,11 +50,12 @@ def _copy(board, tmp_path):
 
 
 def _failures(board):
-    return [str(f) for f in verify_board(board).failures]
+    # the board's records may come from this dirty working tree: that is tested apart (test_unclean_...)
+    return [str(f) for f in verify_board(board, allow_unclean=True).failures]
 
 
 def test_a_published_board_verifies(board):
-    report = verify_board(board)
+    report = verify_board(board, allow_unclean=True)
     assert report.failures == [], "\n".join(map(str, report.failures))
     assert report.n_records == 4 and report.n_recomputed == 4 and report.boards == ["demo"]
     manifest = json.loads((board / "demo-records.json").read_text())
@@ -121,9 +123,9 @@ def test_old_format_records_are_reported(board, tmp_path):
     rec["schema_version"] = 1
     path.write_text(json.dumps(rec))
     assert any(str(path) in f and "old-format record" in f for f in _failures(copy))
-    proc = run_cli(["verify", str(copy)], cwd=tmp_path, check=False)
+    proc = run_cli(["verify", str(copy), "--allow-unclean-records"], cwd=tmp_path, check=False)
     assert proc.returncode == 1 and "old-format record" in proc.stderr and "Traceback" not in proc.stderr
-    assert run_cli(["verify", str(board)], cwd=tmp_path).returncode == 0
+    assert run_cli(["verify", str(board), "--allow-unclean-records"], cwd=tmp_path).returncode == 0
 
 
 def test_publishing_refuses_dirty_records_unless_allowed(board, tmp_path):
@@ -157,3 +159,26 @@ def test_unclean_rows_are_marked_on_the_board(board):
     if all("publication" not in r for r in recs):
         pytest.skip("the tests run from a clean commit: no unclean record to mark")
     assert "(unclean record)" in (board / "demo.md").read_text()
+
+
+def test_unclean_records_fail_verify_unless_allowed(board, tmp_path):
+    copy = _copy(board, tmp_path)
+    path = sorted(copy.glob("records/**/result.json"))[0]
+    for other in copy.glob("records/**/result.json"):  # every record made clean ...
+        r = json.loads(other.read_text())
+        r["provenance"].update(dirty=False, diff_sha256=None, diff_file=None)
+        r.pop("publication", None)
+        r["digest"] = content_digest(r)
+        other.write_text(json.dumps(r, indent=2))
+    run_cli(["leaderboard", "boards/demo/records", "--out", "boards/demo", "--name", "demo"], cwd=tmp_path)
+    assert verify_board(copy).failures == []
+    r = json.loads(path.read_text())  # ... then one of them dirty, its digest and the board made to match
+    r["provenance"].update(dirty=True, diff_sha256=hashlib.sha256(b"d").hexdigest(), diff_file="source.diff.gz")
+    (path.parent / "source.diff.gz").write_bytes(gzip.compress(b"d"))
+    r["digest"] = content_digest(r)
+    path.write_text(json.dumps(r, indent=2))
+    run_cli(["leaderboard", "boards/demo/records", "--out", "boards/demo", "--name", "demo"], cwd=tmp_path)
+    assert [str(f) for f in verify_board(copy).failures] == [
+        f"FAIL: {path}: provenance: unclean record: dirty tree (revision {r['provenance']['git_revision']} plus a "
+        f"diff, sha256 {r['provenance']['diff_sha256'][:12]})"]
+    assert verify_board(copy, allow_unclean=True).failures == []
