@@ -1,4 +1,6 @@
-"""``lfabench verify BOARD...``: recompute every metric and cell of published boards and check their digests."""
+"""``lfabench verify BOARD...``: recompute every metric and cell of published boards and check their digests.
+
+Exits 0 when every board verifies, 1 naming each discrepancy (file and field), 2 for a path that is no folder."""
 
 from __future__ import annotations
 
@@ -8,6 +10,12 @@ import sys
 def _cmd_verify(args) -> int:
     from ..verify import verify_board
 
+    from pathlib import Path
+
+    missing = [b for b in args.boards if not Path(b).is_dir()]
+    if missing:
+        print(f"lfabench verify: no board folder at {', '.join(missing)}", file=sys.stderr)
+        return 2
     failed = False
     for board in args.boards:
         report = verify_board(board, allow_old_format=args.allow_old_format, rebuild=not args.no_rebuild,

@@ -126,6 +126,8 @@ def test_old_format_records_are_reported(board, tmp_path):
     proc = run_cli(["verify", str(copy), "--allow-unclean-records"], cwd=tmp_path, check=False)
     assert proc.returncode == 1 and "old-format record" in proc.stderr and "Traceback" not in proc.stderr
     assert run_cli(["verify", str(board), "--allow-unclean-records"], cwd=tmp_path).returncode == 0
+    proc = run_cli(["verify", str(tmp_path / "nowhere")], cwd=tmp_path, check=False)
+    assert proc.returncode == 2 and "no board folder at" in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_publishing_refuses_dirty_records_unless_allowed(board, tmp_path):
