@@ -17,15 +17,15 @@ FAISS and scikit-learn are imported when a function needs them, not on import.
 
 from .knn import accuracy_from_predictions, knn_accuracy, knn_predict
 from .predictions import knn_predictions, predictions_fingerprint, recompute_metrics, retrieval_predictions
-from .ranking import (average_precision, mean_average_precision, precision_at_k, ranking_prefix,
-                      retrieval_metrics_from_rankings)
+from .ranking import (average_precision, mean_average_precision, precision_at_k, ranked_list_from_places,
+                      ranking_prefix, ranks_of, retrieval_metrics_from_rankings)
 from .search import METRICS, MetricSpace, fit_metric_space, knn_search, rank_database
 from .significance import compare_to_best, paired_wilcoxon_p, significance_by_group
 from .whitening import COVARIANCE_ESTIMATORS, Whitening, fit_whitening
 
 __all__ = [
-    "average_precision", "mean_average_precision", "precision_at_k", "ranking_prefix",
-    "retrieval_metrics_from_rankings",
+    "average_precision", "mean_average_precision", "precision_at_k", "ranking_prefix", "ranks_of",
+    "ranked_list_from_places", "retrieval_metrics_from_rankings",
     "knn_accuracy", "knn_predict", "accuracy_from_predictions",
     "knn_predictions", "retrieval_predictions", "recompute_metrics", "predictions_fingerprint",
     "METRICS", "MetricSpace", "fit_metric_space", "knn_search", "rank_database",

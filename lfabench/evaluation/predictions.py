@@ -9,9 +9,12 @@ An evaluator puts its predictions in ``Split.predictions`` (``lfabench.evaluate`
     ``true (t,)`` (labels), ``counted_wrong (t,)`` bool (test samples without descriptors).
 ``retrieval`` (:func:`retrieval_predictions`)
     ``query_indices (q,)``; per query, flattened with ``(q + 1,)`` offsets: ``ranking`` /
-    ``ranking_offsets`` (the head of the query's ranking that the metrics read, database sample
-    indices, best first: :func:`~lfabench.evaluation.ranking.ranking_prefix`), ``positives`` /
-    ``positive_offsets``, ``junk`` / ``junk_offsets``; ``scored_zero (q,)`` bool; ``precision_at (m,)``.
+    ``ranking_offsets`` (the head of the query's ranking that precision@k reads, database sample indices,
+    best first: :func:`~lfabench.evaluation.ranking.ranking_prefix`), ``positives`` / ``positive_offsets``
+    with ``positive_ranks`` (each positive's 0-based place in the whole ranking, -1 if not ranked:
+    :func:`~lfabench.evaluation.ranking.ranks_of`), ``junk`` / ``junk_offsets`` with ``junk_ranks``;
+    ``scored_zero (q,)`` bool; ``precision_at (m,)``. The places give the AP in a database of any size
+    without storing whole rankings.
 
 :func:`recompute_metrics` turns either back into the metrics the evaluator reported, with the functions
 next to the metrics (:func:`~lfabench.evaluation.knn.accuracy_from_predictions`,
@@ -34,8 +37,8 @@ __all__ = ["KINDS", "knn_predictions", "retrieval_predictions", "recompute_metri
 #: The layouts :func:`recompute_metrics` reads, with the arrays each must hold.
 KINDS = {
     "knn": ("train_indices", "test_indices", "predicted", "true", "counted_wrong"),
-    "retrieval": ("query_indices", "ranking", "ranking_offsets", "positives", "positive_offsets", "junk",
-                  "junk_offsets", "scored_zero", "precision_at"),
+    "retrieval": ("query_indices", "ranking", "ranking_offsets", "positives", "positive_offsets", "positive_ranks",
+                  "junk", "junk_offsets", "junk_ranks", "scored_zero", "precision_at"),
 }
 
 
@@ -62,16 +65,19 @@ def _split(flat: np.ndarray, offsets: np.ndarray) -> list[np.ndarray]:
     return [flat[offsets[i]:offsets[i + 1]] for i in range(offsets.size - 1)]
 
 
-def retrieval_predictions(query_indices, rankings, positive_lists, junk_lists, scored_zero,
-                          precision_at) -> dict[str, np.ndarray]:
-    """The ``retrieval`` layout (module docstring); ``rankings`` are already cut to the heads the metrics read."""
+def retrieval_predictions(query_indices, heads, positive_lists, positive_ranks, junk_lists, junk_ranks,
+                          scored_zero, precision_at) -> dict[str, np.ndarray]:
+    """The ``retrieval`` layout (module docstring): per query the head of its ranking, the positive and junk ids
+    and their places in the ranking."""
     out = {"kind": np.array("retrieval"), "query_indices": np.asarray(query_indices, dtype=np.int64),
            "scored_zero": np.asarray(scored_zero, dtype=bool),
            "precision_at": np.asarray(list(precision_at), dtype=np.int64)}
-    for name, lists in (("ranking", rankings), ("positive", positive_lists), ("junk", junk_lists)):
+    for name, lists in (("ranking", heads), ("positive", positive_lists), ("junk", junk_lists)):
         flat, offsets = _flat(lists)
         out["positives" if name == "positive" else name] = flat
         out[f"{name}_offsets"] = offsets
+    out["positive_ranks"], _ = _flat(positive_ranks)
+    out["junk_ranks"], _ = _flat(junk_ranks)
     return out
 
 
@@ -97,9 +103,15 @@ def recompute_metrics(arrays: Mapping[str, np.ndarray]) -> dict[str, float]:
         if (off.ndim != 1 or off.size != arrays["query_indices"].size + 1 or off[0] != 0
                 or off[-1] != arrays[name].size or np.any(np.diff(off) < 0)):
             raise ValueError(f"retrieval predictions: {offsets} do not partition {name}")
+    for ids, places in (("positives", "positive_ranks"), ("junk", "junk_ranks")):
+        if arrays[places].shape != arrays[ids].shape:
+            raise ValueError(f"retrieval predictions: {places} has shape {arrays[places].shape}, {ids} "
+                             f"{arrays[ids].shape}")
     return retrieval_metrics_from_rankings(_split(arrays["ranking"], arrays["ranking_offsets"]),
                                            _split(arrays["positives"], arrays["positive_offsets"]),
+                                           _split(arrays["positive_ranks"], arrays["positive_offsets"]),
                                            _split(arrays["junk"], arrays["junk_offsets"]),
+                                           _split(arrays["junk_ranks"], arrays["junk_offsets"]),
                                            arrays["scored_zero"], [int(k) for k in arrays["precision_at"]])
 
 

@@ -7,7 +7,8 @@ import pytest
 from sklearn.metrics import accuracy_score
 
 from lfabench.evaluation import (average_precision, knn_predictions, precision_at_k, predictions_fingerprint,
-                                 ranking_prefix, recompute_metrics, retrieval_predictions)
+                                 ranked_list_from_places, ranking_prefix, ranks_of, recompute_metrics,
+                                 retrieval_predictions)
 from lfabench.registry import get_plugin
 
 
@@ -36,49 +37,62 @@ def test_knn_accuracy_from_predictions_equals_sklearn():
     assert recompute_metrics(arrays)["accuracy"] == pytest.approx(expected, abs=1e-12)
 
 
-def test_ranking_prefix_keeps_every_metric_of_the_full_list():
+def _stored(ranked, pos, junk, k_max):
+    """What a record keeps of one ranking: its head and the places of the positives and the junk."""
+    return ranking_prefix(ranked, junk, k_max), ranks_of(ranked, pos), ranks_of(ranked, junk)
+
+
+def test_head_and_places_keep_every_metric_of_the_full_list():
     rng = np.random.default_rng(1)
-    for _ in range(200):
-        n = int(rng.integers(10, 60))
-        ranked = rng.permutation(n)
+    for _ in range(300):
+        n = int(rng.integers(10, 80))
+        ranked = rng.permutation(n)[:int(rng.integers(5, n + 1))]  # some ids never ranked (e.g. removed)
         pos = rng.choice(n, int(rng.integers(1, 6)), replace=False)
         junk = rng.choice(np.setdiff1d(np.arange(n), pos), int(rng.integers(0, 4)), replace=False)
         k_max = int(rng.integers(0, 12))
-        head = ranking_prefix(ranked, pos, junk, k_max)
-        assert np.array_equal(head, ranked[:head.size])
-        assert average_precision(head, pos, junk) == average_precision(ranked, pos, junk)
-        assert average_precision(head, pos, junk) == pytest.approx(compute_ap_cpp(pos, junk, ranked), abs=1e-12)
+        head, pos_places, junk_places = _stored(ranked, pos, junk, k_max)
+        assert np.array_equal(head, ranked[:head.size]) and head.size <= ranked.size
+        rebuilt = ranked_list_from_places(head, pos, pos_places, junk, junk_places)
+        assert average_precision(rebuilt, pos, junk) == average_precision(ranked, pos, junk)
+        assert average_precision(rebuilt, pos, junk) == pytest.approx(compute_ap_cpp(pos, junk, ranked), abs=1e-12)
         for k in range(1, k_max + 1):
-            assert precision_at_k(head, pos, k, junk) == precision_at_k(ranked, pos, k, junk)
-        assert head.size <= n
+            assert precision_at_k(rebuilt, pos, k, junk) == precision_at_k(ranked, pos, k, junk)
 
 
-def test_ranking_prefix_by_hand():
-    # positives 3, 7; junk 5: the last positive is at place 4; the 3rd non-junk item at place 3 (5 is skipped)
+def test_head_and_places_by_hand():
+    # positives 3, 7; junk 5: the 3rd non-junk item is at place 3 (5 is skipped); 9 is never ranked
     ranked = [3, 5, 1, 2, 7, 0, 4]
-    assert ranking_prefix(ranked, [3, 7], [5], 0).tolist() == [3, 5, 1, 2, 7]
-    assert ranking_prefix(ranked, [3, 7], [5], 6).tolist() == [3, 5, 1, 2, 7, 0, 4]
-    assert ranking_prefix(ranked, [3], [5], 3).tolist() == [3, 5, 1, 2]
+    assert ranking_prefix(ranked, [5], 3).tolist() == [3, 5, 1, 2]
+    assert ranking_prefix(ranked, [5], 0).tolist() == []
+    assert ranking_prefix(ranked, [5], 9).tolist() == ranked
+    assert ranks_of(ranked, [7, 3, 9]).tolist() == [4, 0, -1]
+    assert ranked_list_from_places([3, 5], [3, 7], [0, 4], [5], [1]).tolist() == [3, 5, -3, -4, 7]
+    with pytest.raises(ValueError, match="place 0 is claimed twice"):
+        ranked_list_from_places([3], [7], [0], [], [])
 
 
-def test_retrieval_metrics_from_rankings_match_a_direct_formula():
+def test_retrieval_metrics_from_stored_rankings_match_a_direct_formula():
     rankings = [[1, 5, 3, 0, 2, 4], [4, 2, 0]]
     positives, junk = [[1, 3, 0], [2]], [[5], []]
-    arrays = retrieval_predictions([0, 4], rankings, positives, junk, [False, False], [1, 5])
+    stored = [_stored(r, p, j, 5) for r, p, j in zip(rankings, positives, junk)]
+    arrays = retrieval_predictions([0, 4], [s[0] for s in stored], positives, [s[1] for s in stored], junk,
+                                   [s[2] for s in stored], [False, False], [1, 5])
     got = recompute_metrics(arrays)
     aps = [compute_ap_cpp(p, j, r) for r, p, j in zip(rankings, positives, junk)]
     assert got["mAP"] == pytest.approx(100 * np.mean(aps), abs=1e-12) and got["mAP"] == pytest.approx(62.5)
     assert got["precision@1"] == 50.0 and got["precision@5"] == pytest.approx(100 * (3 / 5 + 1 / 5) / 2)
-    scored_zero = retrieval_predictions([0, 4], rankings, positives, junk, [False, True], [1])
-    assert recompute_metrics(scored_zero) == {"mAP": 50.0, "precision@1": 50.0}
+    zero = dict(arrays, scored_zero=np.array([False, True]), precision_at=np.array([1]))
+    assert recompute_metrics(zero) == {"mAP": 50.0, "precision@1": 50.0}
 
 
 def test_bad_predictions_are_named():
-    arrays = retrieval_predictions([0], [[1, 2]], [[1]], [[]], [False], [1])
+    arrays = retrieval_predictions([0], [[1, 2]], [[1]], [[0]], [[]], [[]], [False], [1])
     with pytest.raises(ValueError, match="lack the array\\(s\\) junk_offsets"):
         recompute_metrics({k: v for k, v in arrays.items() if k != "junk_offsets"})
     with pytest.raises(ValueError, match="ranking_offsets do not partition ranking"):
         recompute_metrics(dict(arrays, ranking_offsets=np.array([0, 5])))
+    with pytest.raises(ValueError, match="positive_ranks has shape"):
+        recompute_metrics(dict(arrays, positive_ranks=np.array([0, 1])))
     with pytest.raises(ValueError, match="unknown kind 'x'"):
         recompute_metrics(dict(arrays, kind=np.array("x")))
 
