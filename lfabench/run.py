@@ -11,8 +11,7 @@ import signal
 from pathlib import Path
 from typing import Any
 
-from .fingerprint import bags_fingerprint, fitted_fingerprint
-from .fingerprint import array_digest as _array_digest
+from .fingerprint import array_digest, bags_fingerprint, fitted_fingerprint
 from .isolation import ISOLATION_MODES, RunProcessDied, RunTimeLimitExceeded, call_in_child, time_limit
 from .params import ConfigError, check_params, check_seed
 from .plugin import KINDS
@@ -191,7 +190,7 @@ def _run_stages(rec: RunRecorder, cfg: dict[str, Any], raw_seed) -> dict[str, fl
         features = aggregator.transform(scored)
         split.empty_rows = scored.counts == 0  # protocols keep samples without descriptors from matching
         rec.data["output_dim"] = int(features.shape[1])
-    rec.data["fingerprints"]["features"] = _array_digest(features)
+    rec.data["fingerprints"]["features"] = array_digest(features)
     with rec.stage("evaluate"):
         metrics = evaluator.evaluate(features, dataset, split)
         rec.data["split"].update(split.info)  # evaluators may add per-query results (e.g. AP)
