@@ -18,7 +18,6 @@ import functools
 import hashlib
 import json
 import math
-import warnings
 from fractions import Fraction
 from pathlib import Path
 from typing import Iterable
@@ -222,15 +221,30 @@ def dedupe_runs(df: pd.DataFrame) -> pd.DataFrame:
     return out.drop(columns=["lo", "hi"])
 
 
+#: Appended to the method of a row from records published although unclean (dirty tree, provenance missing).
+UNCLEAN_MARK = " (unclean record)"
+
+
+class InvalidRecords(ValueError):
+    """Records that fail :func:`lfabench.record.validate_record`, each named with its file and field."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = problems
+        super().__init__(f"{len(problems)} invalid run record(s), refused (fix or remove them):\n"
+                         + "\n".join(f"  {p}" for p in problems))
+
+
 def records_frame(record_paths: Iterable[Path]) -> tuple[pd.DataFrame, list[dict]]:
-    """One row per (successful record, metric); also returns the failed/unreadable records."""
-    rows, failed = [], []
+    """One row per (successful record, metric); also returns the failed records.
+
+    Raises :class:`InvalidRecords` naming every record that is not valid (unreadable, unknown format,
+    a metric of the wrong type, not finite or out of range): none is ever averaged in."""
+    rows, failed, invalid = [], [], []
     for path in record_paths:
         try:
-            rec = read_record(path)
+            rec = read_record(path)  # the one validation (lfabench.record.validate_record)
         except ValueError as exc:
-            warnings.warn(str(exc))
-            failed.append({"path": str(path), "status": "unreadable", "error": str(exc)})
+            invalid.append(str(exc))
             continue
         if rec.get("status") != "ok":
             err = rec.get("error") or {}
@@ -241,6 +255,8 @@ def records_frame(record_paths: Iterable[Path]) -> tuple[pd.DataFrame, list[dict
         setting = _setting(rec)
         setting_id = hashlib.sha1(json.dumps(setting, sort_keys=True).encode()).hexdigest()[:10]
         base = {kind: (cfg.get(kind) or {}).get("name") for kind in KINDS}
+        if (rec.get("publication") or {}).get("unclean"):  # published with --allow-unclean-records: marked
+            base["aggregator"] = f"{base['aggregator']}{UNCLEAN_MARK}"
         params = {}
         for kind in KINDS:
             shown = _shown_params((setting.get(kind) or {}).get("params") or {}, (cfg.get(kind) or {}).get("params"))
@@ -254,6 +270,8 @@ def records_frame(record_paths: Iterable[Path]) -> tuple[pd.DataFrame, list[dict
                          "fit_cache_untimed": untimed,
                          "transform_s": rec["timings_s"].get("transform"), "path": str(path),
                          **_provenance(rec)})
+    if invalid:  # never counted, never skipped in silence: the board is not built
+        raise InvalidRecords(invalid)
     return pd.DataFrame(rows), failed
 
 
