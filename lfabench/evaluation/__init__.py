@@ -3,6 +3,8 @@
 * :func:`average_precision`, :func:`mean_average_precision`, :func:`precision_at_k`
   — retrieval metrics on ranked lists, Oxford ``compute_ap.cpp`` protocol
   (:mod:`lfabench.evaluation.ranking`);
+* :func:`revisited_scores` — the Revisited Oxford/Paris Easy / Medium / Hard mAP and mP@k
+  (:mod:`lfabench.evaluation.revisited`);
 * :func:`knn_accuracy`, :func:`knn_predict` — k-NN classification on FAISS, equal to
   scikit-learn's brute-force ``KNeighborsClassifier`` (:mod:`lfabench.evaluation.knn`);
 * :func:`rank_database`, :func:`fit_metric_space`, :func:`knn_search` — exact FAISS
@@ -15,12 +17,14 @@ FAISS and scikit-learn are imported when a function needs them, not on import.
 
 from .knn import knn_accuracy, knn_predict
 from .ranking import average_precision, mean_average_precision, precision_at_k
+from .revisited import SETUPS, revisited_precision_at_k, revisited_scores, revisited_setup
 from .search import METRICS, MetricSpace, fit_metric_space, knn_search, rank_database
 from .significance import compare_to_best, paired_wilcoxon_p, significance_by_group
 from .whitening import COVARIANCE_ESTIMATORS, Whitening, fit_whitening
 
 __all__ = [
     "average_precision", "mean_average_precision", "precision_at_k",
+    "SETUPS", "revisited_precision_at_k", "revisited_scores", "revisited_setup",
     "knn_accuracy", "knn_predict",
     "METRICS", "MetricSpace", "fit_metric_space", "knn_search", "rank_database",
     "paired_wilcoxon_p", "compare_to_best", "significance_by_group",

@@ -19,6 +19,11 @@ the ranking is scored with the dataset's :class:`~lfabench.dataset.RetrievalGrou
 * **INRIA Holidays** (Jegou et al., ECCV 2008): positives = the rest of the
   query's group; the query is removed from its own ranking
   (``exclude_query_from_ranking``).
+* **Revisited Oxford and Paris** (Radenović et al., CVPR 2018), for ground truth
+  with ``difficulty`` (easy / hard lists): besides ``mAP`` and ``precision@k`` of
+  the Medium setup (positives easy + hard, junk skipped), ``mAP_<setup>`` and
+  ``mP@<k>_<setup>`` for the Easy, Medium and Hard setups
+  (:mod:`lfabench.evaluation.revisited`: the authors' mP@k).
 
 Metrics (percent): ``mAP`` and ``precision@k`` (fraction of positives among the
 first k non-junk results) for each k of ``precision_at``; the per-query AP is
@@ -33,7 +38,7 @@ from lfabench import PluginSpec, hookimpl
 from lfabench.bags import Bags
 from lfabench.dataset import Dataset, RetrievalGroundTruth
 from lfabench.evaluate import Evaluator, Split
-from lfabench.evaluation import average_precision, precision_at_k, rank_database
+from lfabench.evaluation import average_precision, precision_at_k, rank_database, revisited_scores
 from lfabench.evaluation.search import METRICS
 
 from .splits import labelled_subset
@@ -175,16 +180,18 @@ class Retrieval(Evaluator):
         # Database images without descriptors have no evidence: ranked last (stable), never as the
         # near-zero-distance hubs their zero vectors would be. Queries without descriptors score 0.
         order = _empty_last(order, empty[db])
-        aps, precisions = [], {k: [] for k in self._ks}
+        aps, precisions, rankings = [], {k: [] for k in self._ks}, []
         for q in range(gt.queries.size):
             if empty[rows[q]]:
                 aps.append(0.0)
                 for k in self._ks:
                     precisions[k].append(0.0)
+                rankings.append(db[:0])
                 continue
             ranked = db[order[q]]
             if gt.exclude_query_from_ranking:
                 ranked = ranked[ranked != gt.queries[q]]
+            rankings.append(ranked)
             aps.append(average_precision(ranked, gt.positives[q], gt.junk[q]))
             for k in self._ks:
                 precisions[k].append(precision_at_k(ranked, gt.positives[q], k, gt.junk[q]))
@@ -193,7 +200,24 @@ class Retrieval(Evaluator):
                                        "queries_scored_zero": int(empty[rows].sum())}
         metrics = {"mAP": float(100.0 * np.mean(aps))}
         metrics.update({f"precision@{k}": float(100.0 * np.mean(v)) for k, v in precisions.items()})
+        if gt.difficulty is not None:
+            metrics.update(_revisited_metrics(rankings, gt, self._ks, split))
         return metrics
+
+
+def _revisited_metrics(rankings, gt: RetrievalGroundTruth, ks, split: Split) -> dict[str, float]:
+    """Easy / Medium / Hard ``mAP_<setup>`` and ``mP@<k>_<setup>`` (percent) of the Revisited protocol.
+
+    A query without descriptors has an empty ranking (AP and P@k 0); a query without positives in a
+    setup is left out of that setup's means (:func:`lfabench.evaluation.revisited_scores`).
+    """
+    scores = revisited_scores(rankings, gt.difficulty["easy"], gt.difficulty["hard"], gt.junk, ks)
+    out = {}
+    for setup, s in scores.items():
+        out[f"mAP_{setup}"] = 100.0 * s["mAP"]
+        out.update({f"mP@{k}_{setup}": 100.0 * v for k, v in s["mP@k"].items()})
+    split.info["revisited_queries_scored"] = {setup: s["n_queries"] for setup, s in scores.items()}
+    return out
 
 
 def _empty_last(order: np.ndarray, empty_db: np.ndarray) -> np.ndarray:
