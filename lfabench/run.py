@@ -224,20 +224,3 @@ def ignored_params(aggregator, evaluator) -> list[str]:
     """
     uses_labels = getattr(aggregator, "supervised", False) or getattr(aggregator, "semi_supervised", False)
     return [] if uses_labels else [f"evaluator.{p}" for p in getattr(evaluator, "label_params", ())]
-
-
-def format_summary(record: dict[str, Any]) -> str:
-    """A short, human-readable result table for the terminal."""
-    cfg = record["config"]
-    names = " / ".join(f"{k}={(cfg.get(k) or {}).get('name', '?')}" for k in KINDS)
-    lines = [f"lfabench run  {names}  seed={record['seed']}  status={record['status']}"]
-    width = max([len(m) for m in record["metrics"]] + [len(f"{s} time (s)") for s in STAGES])
-    lines.append(f"  {'metric'.ljust(width)}  value")
-    for name, value in record["metrics"].items():
-        lines.append(f"  {name.ljust(width)}  {value:.4f}")
-    for stage in STAGES:
-        if stage in record["timings_s"]:
-            lines.append(f"  {(stage + ' time (s)').ljust(width)}  {record['timings_s'][stage]:.3f}")
-    lines.append(f"  {'peak RSS (MiB)'.ljust(width)}  {record['peak_rss_mb']:.1f}")
-    lines.append(f"  record: {Path(record['run_dir']) / 'result.json'}")
-    return "\n".join(lines)

@@ -19,6 +19,7 @@ from ..plugin import KINDS
 from ..registry import config_search_paths, get_registry, unknown_message
 from ..resume import register_resolver
 from .orphans import exit_with_sweep, mark_sweep_process
+from .summary import format_result, quiet_console, strip_verbose
 
 CONFIG_PACKAGE = "lfabench_conf"
 
@@ -182,6 +183,7 @@ def task(cfg) -> None:
     from ..resume import claim_run
 
     logging.getLogger("faiss.loader").setLevel(logging.WARNING)
+    quiet_console()
     run_dir = HydraConfig.get().runtime.output_dir
     with claim_run(run_dir) as holder:
         if holder is not None:  # a second sweep into the same folder: the first one is computing this run
@@ -197,7 +199,7 @@ def _claimed_task(cfg, run_dir: str) -> None:
 
     from ..dataset import DatasetNotFoundError
     from ..resume import complete_record
-    from ..run import format_summary, run_benchmark
+    from ..run import run_benchmark
 
     config = OmegaConf.to_container(cfg, resolve=True)
     setting = OmegaConf.to_container(cfg, resolve=False)
@@ -226,7 +228,7 @@ def _claimed_task(cfg, run_dir: str) -> None:
             # one clear message, no traceback nor Hydra's HYDRA_FULL_ERROR hint: the user can fix this
             raise SystemExit(2) from None
         return
-    print(format_summary(record), flush=True)
+    print(format_result(record), flush=True)
 
 
 # A launcher's worker imports this module when it unpickles ``task``, before its first job: from then on it
@@ -238,6 +240,7 @@ def main(argv: list[str]) -> None:
     """Run Hydra on ``argv`` (overrides and Hydra flags, exactly as Hydra takes them)."""
     import hydra
 
+    argv = strip_verbose(argv)
     check_group_overrides(argv)
     mark_sweep_process()
     register_plugin_configs()
