@@ -49,7 +49,12 @@ def main() -> None:
     db = ChunkedDatabase(args.n, args.dim, args.chunk, make)
     rng = np.random.default_rng([args.seed, 1 << 30])
     sources = np.sort(rng.choice(args.n, args.queries, replace=False))
-    queries = np.stack([make(int(s) // args.chunk)[int(s) % args.chunk] for s in sources])
+    rows = {}
+    for c in np.unique(sources // args.chunk):         # each chunk made once; rows copied out, chunk freed
+        block = make(int(c))
+        rows.update({int(s): block[int(s) % args.chunk].copy() for s in sources[sources // args.chunk == c]})
+        del block
+    queries = np.stack([rows[int(s)] for s in sources])
     queries = queries + args.noise * rng.standard_normal(queries.shape, dtype=np.float32)
 
     t0 = time.perf_counter()
