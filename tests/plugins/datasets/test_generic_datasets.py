@@ -57,6 +57,7 @@ def test_imagefolder_conformance_on_scene15(check):
     check()
 
 
+@pytest.mark.slow
 @pytest.mark.shared_data
 def test_imagefolder_runs_end_to_end_on_scene15(tmp_path):
     root = need_shared("scene15")
