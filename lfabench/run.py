@@ -184,6 +184,7 @@ def _run_stages(rec: RunRecorder, cfg: dict[str, Any], raw_seed) -> dict[str, fl
         descriptor, evaluator, aggregator = (_build(specs[k], _params(cfg, k), k)
                                              for k in ("descriptor", "evaluator", "aggregator"))
         rec.data["ignored_params"] = ignored_params(aggregator, evaluator)
+        check_task(specs["dataset"], _params(cfg, "dataset"), specs["evaluator"].name, evaluator, registry)
     with rec.stage("dataset"):
         dataset = specs["dataset"].factory(**_params(cfg, "dataset"))
         dataset.skip_corrupt_images = skip_corrupt
@@ -223,6 +224,28 @@ def _run_stages(rec: RunRecorder, cfg: dict[str, Any], raw_seed) -> dict[str, fl
         rec.data["split"].update(split.info)  # evaluators may add per-query results (e.g. AP)
     rec.store_predictions(getattr(split, "predictions", None))  # untimed; None for evaluators that give none
     return metrics
+
+
+def check_task(dataset_spec, dataset_params: dict[str, Any], evaluator_name: str, evaluator, registry) -> None:
+    """A :class:`ConfigError` when the evaluator scores another task than the dataset's declared protocol.
+
+    Decided from declarations only (``PluginSpec.protocol``, ``Evaluator.task``), before the dataset is
+    loaded: a retrieval evaluator on a classification set is refused before any work. A dataset or an
+    evaluator that declares no task is left to the evaluator's own check on the loaded dataset.
+    """
+    protocol = getattr(dataset_spec, "protocol", None)
+    wanted = getattr(evaluator, "task", None)
+    if protocol is None or wanted is None:
+        return
+    task = protocol.task_for(dataset_params)
+    if task == wanted:
+        return
+    fits = sorted(s.name for s in registry.specs("dataset")
+                  if getattr(s, "protocol", None) is not None and s.protocol.task == wanted)
+    own = f" (its own protocol: evaluator={protocol.evaluator})" if protocol.evaluator else ""
+    raise ConfigError(f"evaluator {evaluator_name!r} scores {wanted} datasets, but dataset "
+                      f"{dataset_spec.name!r} is a {task} dataset{own}: drop evaluator=..., or choose a "
+                      f"{wanted} dataset ({', '.join(fits) or 'none registered'})")
 
 
 def ignored_params(aggregator, evaluator) -> list[str]:

@@ -94,11 +94,15 @@ def register_plugin_configs() -> None:
     """
     from hydra.core.config_store import ConfigStore
 
+    from .protocol import register_cap_configs, with_protocol
+
     cs = ConfigStore.instance()
     for spec in get_registry().specs():
         if spec.name in yaml_options(spec.kind):
             continue  # the yaml file wins; storing both would make Hydra treat the node as a schema
-        cs.store(group=spec.kind, name=spec.name, node=plugin_config(spec), provider=spec.distribution)
+        node, package = with_protocol(spec, plugin_config(spec))
+        cs.store(group=spec.kind, name=spec.name, node=node, package=package, provider=spec.distribution)
+    register_cap_configs(cs, get_registry().specs("dataset"))  # a dataset's own per-image caps
 
 
 def register_primary_config() -> None:
