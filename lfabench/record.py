@@ -58,7 +58,7 @@ class RunRecord(TypedDict, total=False):
     error: RecordError | None
     plugins: dict[str, PluginOrigin]         # kind -> origin
     config: dict[str, Any]                   # the resolved config (Hydra), seeds included
-    setting: dict[str, Any]                  # kind -> {name, params} before interpolation: seed-free
+    setting: dict[str, Any]                  # kind -> {name, params} resolved but for ${seed}, ${cache}: seed-free
     ignored_params: list[str]                # "<kind>.<param>" of the setting that could not change this run
     seed: int | None                         # None only when the config's seed was not an integer (failed at config)
     time_limit_s: float | None               # the run's time limit (config `time_limit`), None for none
@@ -114,7 +114,7 @@ def _canonical(value: Any) -> Any:
 
 
 def setting_key(setting: dict[str, Any], seed: Any) -> str:
-    """12 hex digits identifying (plugin setting before interpolation, seed): a run's folder name (``lfabench.resume``)."""
+    """12 hex digits identifying (plugin setting, seed): a run's folder name (``lfabench.resume.run_setting``)."""
     payload = json.dumps({"setting": _canonical(plugin_setting(setting)), "seed": seed}, sort_keys=True,
                          default=str)
     return hashlib.sha1(payload.encode()).hexdigest()[:12]
