@@ -80,6 +80,7 @@ class RunRecord(TypedDict, total=False):
     git_revision: str | None
     host: dict[str, Any]                     # python, platform, cpu_count, cpu_model, cpu_simd, blas (host_info)
     run_dir: str
+    determinism: dict[str, Any]              # threads: every BLAS/OpenMP pool's size during the run; pinned: those pools
 
 
 #: Fields every readable record has.
@@ -91,7 +92,7 @@ _FIELD_TYPES = {"schema_version": int, "status": str, "error": (dict, type(None)
                 "peak_rss_mb_by_stage": dict, "dataset": (dict, type(None)), "descriptors": dict,
                 "split": (dict, type(None)), "fit_cache": list, "fit_info": dict, "prototypes": dict, "output_dim": int, "started_at": str,
                 "finished_at": (str, type(None)), "lfabench_version": str, "git_revision": (str, type(None)),
-                "host": dict, "run_dir": str}
+                "host": dict, "run_dir": str, "determinism": dict}
 assert set(_FIELD_TYPES) == set(RunRecord.__annotations__), "every RunRecord field needs its type check"
 
 

@@ -7,10 +7,10 @@ the plugin configs with every interpolation resolved (``n_clusters: ${k}`` becom
 runs that differ only by seed share their setting, and the leaderboard pools them) and the cache policy
 does not change a result. Rerunning the same sweep therefore reaches the same directories, and a
 directory that already holds a complete record (status ``ok``, same setting, same seed) is skipped
-(:func:`complete_record`) unless the run is forced (``force=true``) or the data changed: the record's
-dataset fingerprint (ids, labels and the bytes of every image) must be the dataset's now
-(:func:`dataset_change`), else the run is computed again (images added under the same root make another
-dataset). A run killed midway leaves no complete record, so it is run again; nothing is duplicated.
+(:func:`complete_record`) unless the run is forced (``force=true``) or differs in what the setting does
+not hold (:func:`record_mismatch`): the record's dataset fingerprint (ids, labels and the bytes of every
+image) must be the dataset's now (images added under the same root make another dataset), and its fixed
+thread count the config's ``threads``; else the run is computed again. A run killed midway leaves no complete record, so it is run again; nothing is duplicated.
 
 Two sweeps may share one root (two shells filling one board on two cores). Each run holds its
 directory's claim (:func:`claim_run`) while it checks for a complete record and computes, so the
@@ -109,6 +109,25 @@ def dataset_change(record: dict[str, Any], config: dict[str, Any]) -> str | None
         return None
     return (f"its dataset changed: {then.get('n_samples', '?')} samples (fingerprint {then['fingerprint'][:12]}) "
             f"when recorded, {n_now} samples (fingerprint {now[:12]}) now")
+
+
+def threads_change(record: dict[str, Any], config: dict[str, Any]) -> str | None:
+    """Why ``record`` ran under another fixed thread count than ``config``'s ``threads``, or ``None``.
+
+    The thread count orders the sums (:mod:`lfabench.threads`), so it is part of what a run computed.
+    A record without ``determinism`` predates the setting: nothing to compare.
+    """
+    determinism = record.get("determinism")
+    if not isinstance(determinism, dict) or "threads" not in determinism:
+        return None
+    then, now = determinism["threads"], config.get("threads", 1)
+    return None if then == now else f"it ran with threads={then}, this run has threads={now}"
+
+
+def record_mismatch(record: dict[str, Any], config: dict[str, Any]) -> str | None:
+    """Why a complete record of the same setting and seed is not this run's result (:func:`threads_change`,
+    :func:`dataset_change`), or ``None``."""
+    return threads_change(record, config) or dataset_change(record, config)
 
 
 @contextmanager

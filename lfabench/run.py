@@ -18,6 +18,7 @@ from .prototypes import save_prototypes
 from .record import RunRecorder, plugin_setting
 from .registry import get_registry
 from .storage import drain_cache_events
+from .threads import check_threads, fixed_threads, pinned_pools
 
 #: Stages timed in every record, in order.
 STAGES = ("config", "dataset", "descriptors", "split", "fit", "transform", "evaluate")
@@ -95,13 +96,24 @@ def _run_here(cfg: dict[str, Any], run_dir: Path | str, setting: dict[str, Any] 
             raise ConfigError(problem)
         if isolate not in ISOLATION_MODES:
             raise ConfigError(f"isolate={isolate!r} must be one of {', '.join(ISOLATION_MODES)}")
-        with time_limit(None if report is not None else time_limit_s):
+        threads = _threads(cfg)
+        rec.data["determinism"] = {"threads": threads, "pinned": pinned_pools() if threads is not None else []}
+        with fixed_threads(threads), time_limit(None if report is not None else time_limit_s):
             metrics = _run_stages(rec, cfg, cfg.get("seed", 0))
     except BaseException as exc:
         rec.finish_failed(exc)
         raise
     rec.finish_ok(metrics)
     return rec.data
+
+
+def _threads(cfg: dict[str, Any]) -> int | None:
+    """The config's ``threads`` (default 1): every BLAS and OpenMP pool's size during the run (lfabench.threads);
+    None leaves the pools as the environment sized them."""
+    try:
+        return check_threads(cfg.get("threads", 1))
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def _child_run(cfg: dict[str, Any], run_dir: str, setting: dict[str, Any] | None, time_limit_s, report):

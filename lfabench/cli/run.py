@@ -192,14 +192,14 @@ def _claimed_task(cfg, run_dir: str) -> None:
     from omegaconf import OmegaConf
 
     from ..dataset import DatasetNotFoundError
-    from ..resume import complete_record, dataset_change, run_setting
+    from ..resume import complete_record, record_mismatch, run_setting
     from ..run import format_summary, run_benchmark
 
     config = OmegaConf.to_container(cfg, resolve=True)
     setting = run_setting(cfg)
     done = None if cfg.get("force", False) else complete_record(run_dir, setting, config.get("seed"))
-    changed = dataset_change(done, config) if done is not None else None
-    if changed is not None:  # same setting and seed on other data: that record is not this run's result
+    changed = record_mismatch(done, config) if done is not None else None
+    if changed is not None:  # same setting and seed, but other data or threads: not this run's result
         print(f"lfabench run: not resuming {run_dir}/result.json, {changed}: running again (the earlier "
               f"record is kept as result.previous-*.json)", flush=True)
     elif done is not None:  # resuming a sweep: this configuration and seed already has its result

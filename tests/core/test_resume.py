@@ -111,3 +111,13 @@ def test_a_record_of_other_data_is_a_dataset_change(tmp_path):
     message = dataset_change(other, config)
     assert message is not None and "150 samples" in message and "60 samples" in message
     assert dataset_change({"dataset": None}, config) is None  # nothing recorded: nothing to compare
+
+
+def test_a_record_computed_under_another_fixed_thread_count_is_not_this_run():
+    from lfabench.resume import threads_change
+
+    assert threads_change({"determinism": {"threads": 1}}, {"seed": 0}) is None  # default threads=1
+    assert threads_change({"determinism": {"threads": 1}}, {"threads": 1}) is None
+    assert "threads=1" in threads_change({"determinism": {"threads": 1}}, {"threads": 4})
+    assert "threads=None" in threads_change({"determinism": {"threads": None}}, {"threads": 1})
+    assert threads_change({}, {"threads": 4}) is None  # older records hold no thread count
