@@ -26,8 +26,9 @@ from typing import Any
 __all__ = ["PRELOAD", "fixed_threads", "pinned_pools", "check_threads"]
 
 #: Libraries with thread pools of their own, imported before pinning so that threadpoolctl sees them
-#: (FAISS ships its own OpenBLAS and libgomp; scipy and numpy each ship an OpenBLAS).
-PRELOAD = ("numpy", "scipy.linalg", "faiss")
+#: (FAISS ships its own OpenBLAS and libgomp, which scikit-learn's OpenMP code shares; scipy, numpy and
+#: OpenCV each ship an OpenBLAS).
+PRELOAD = ("numpy", "scipy.linalg", "faiss", "cv2")
 
 
 def check_threads(threads: Any) -> int | None:

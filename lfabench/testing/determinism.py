@@ -22,7 +22,7 @@ import numpy as np
 
 #: Environment variables that set thread-pool sizes (and lfabench's descriptor workers) at process start.
 THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
-              "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS", "LFABENCH_N_JOBS")
+              "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS", "OPENCV_FOR_THREADS_NUM", "LFABENCH_N_JOBS")
 
 #: Functions an evaluator module may call on its final vectors; their outputs are the run's predictions.
 PREDICTORS = ("knn_predict", "rank_database")
