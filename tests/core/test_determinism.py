@@ -109,8 +109,8 @@ def test_every_built_in_plugin_runs_bit_identically_under_1_and_2_threads(digest
     assert not differ, f"results depend on the thread count: {differ}"
 
 
-def test_every_built_in_plugin_is_covered(digests):
-    covered = {(kind, cfg[kind]["name"]) for cfg, _, _ in digests.values()
+def test_every_built_in_plugin_is_covered(tmp_path):
+    covered = {(kind, cfg[kind]["name"]) for cfg in configs(tmp_path).values()
                for kind in ("dataset", "descriptor", "aggregator", "evaluator")}
     if ("dataset", "scene15") not in covered:
         pytest.skip("needs the real Fifteen Scene images in ../shared/data (absent here): images plugins not run")
