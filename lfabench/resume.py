@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from .plugin import KINDS
 from .record import RESULT_FILE, _canonical, plugin_setting, read_record, setting_key
 from .storage import file_lock
 
@@ -57,7 +58,8 @@ def run_setting(cfg) -> dict[str, Any]:
     try:
         resolved = OmegaConf.to_container(OmegaConf.create(plain), resolve=True)
     except Exception:  # noqa: BLE001 -- any resolver may raise on the literal; the full resolution is exact
-        resolved = OmegaConf.to_container(cfg, resolve=True)
+        # the plugin nodes only: resolving the whole config would resolve Hydra's run dir, which holds this key
+        resolved = {k: OmegaConf.to_container(cfg[k], resolve=True) for k in KINDS if k in cfg}
     return plugin_setting(resolved)
 
 

@@ -121,3 +121,14 @@ def test_a_record_computed_under_another_fixed_thread_count_is_not_this_run():
     assert "threads=1" in threads_change({"determinism": {"threads": 1}}, {"threads": 4})
     assert "threads=None" in threads_change({"determinism": {"threads": None}}, {"threads": 1})
     assert threads_change({}, {"threads": 4}) is None  # older records hold no thread count
+
+
+def test_a_resolver_that_needs_the_seeds_value_is_resolved_whole():
+    from omegaconf import OmegaConf
+
+    from lfabench.resume import run_setting
+
+    OmegaConf.register_new_resolver("test_plus_one", lambda v: int(v) + 1, replace=True)
+    cfg = OmegaConf.create({"seed": 3, "hydra": {"run": {"dir": "${lfabench_key:}"}},
+                            "aggregator": {"name": "bow", "params": {"random_state": "${test_plus_one:${seed}}"}}})
+    assert run_setting(cfg) == {"aggregator": {"name": "bow", "params": {"random_state": 4}}}
