@@ -10,7 +10,8 @@ directory that already holds a complete record (status ``ok``, same setting, sam
 (:func:`complete_record`) unless the run is forced (``force=true``) or differs in what the setting does
 not hold (:func:`record_mismatch`): the record's dataset fingerprint (ids, labels and the bytes of every
 image) must be the dataset's now (images added under the same root make another dataset), and its fixed
-thread count the config's ``threads``; else the run is computed again. A run killed midway leaves no complete record, so it is run again; nothing is duplicated.
+thread count the config's ``threads``; else the run is computed again. A run killed midway leaves no
+complete record, so it is run again; nothing is duplicated.
 
 Two sweeps may share one root (two shells filling one board on two cores). Each run holds its
 directory's claim (:func:`claim_run`) while it checks for a complete record and computes, so the
