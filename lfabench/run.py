@@ -22,6 +22,7 @@ from .record import RunRecorder, plugin_setting
 from .redact import redact_config
 from .registry import get_registry
 from .storage import drain_cache_events, save_fallback
+from .threads import check_threads, fixed_threads, pinned_pools
 
 #: Stages timed in every record, in order.
 STAGES = ("config", "dataset", "descriptors", "split", "fit", "transform", "evaluate")
@@ -100,7 +101,9 @@ def _run_here(cfg: dict[str, Any], run_dir: Path | str, setting: dict[str, Any] 
             raise ConfigError(problem)
         if isolate not in ISOLATION_MODES:
             raise ConfigError(f"isolate={isolate!r} must be one of {', '.join(ISOLATION_MODES)}")
-        with time_limit(None if report is not None else time_limit_s):
+        threads = _threads(cfg)
+        rec.data["determinism"] = {"threads": threads, "pinned": pinned_pools() if threads is not None else []}
+        with fixed_threads(threads), time_limit(None if report is not None else time_limit_s):
             metrics = _run_stages(rec, cfg, cfg.get("seed", 0))
     except BaseException as exc:
         try:
@@ -113,6 +116,15 @@ def _run_here(cfg: dict[str, Any], run_dir: Path | str, setting: dict[str, Any] 
     except OSError as write_error:  # disk full...: the metrics are not lost
         raise RecordNotSavedError(_unsaved(rec, write_error)) from write_error
     return rec.data
+
+
+def _threads(cfg: dict[str, Any]) -> int | None:
+    """The config's ``threads`` (default 1): every BLAS and OpenMP pool's size during the run (lfabench.threads);
+    None leaves the pools as the environment sized them."""
+    try:
+        return check_threads(cfg.get("threads", 1))
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 class RecordNotSavedError(RuntimeError):

@@ -202,13 +202,17 @@ def _claimed_task(cfg, run_dir: str) -> None:
     from omegaconf import OmegaConf
 
     from ..dataset import DatasetNotFoundError
-    from ..resume import complete_record
+    from ..resume import complete_record, record_mismatch, run_setting
     from ..run import run_benchmark
 
     config = OmegaConf.to_container(cfg, resolve=True)
-    setting = OmegaConf.to_container(cfg, resolve=False)
+    setting = run_setting(cfg)
     done = None if cfg.get("force", False) else complete_record(run_dir, setting, config.get("seed"))
-    if done is not None:  # resuming a sweep: this configuration and seed already has its result
+    changed = record_mismatch(done, config) if done is not None else None
+    if changed is not None:  # same setting and seed, but other data or threads: not this run's result
+        print(f"lfabench run: not resuming {run_dir}/result.json, {changed}: running again (the earlier "
+              f"record is kept as result.previous-*.json)", flush=True)
+    elif done is not None:  # resuming a sweep: this configuration and seed already has its result
         print(f"lfabench run: skipped, complete record at {run_dir}/result.json (force=true reruns it)",
               flush=True)
         return
