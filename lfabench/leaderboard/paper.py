@@ -29,7 +29,7 @@ from .tables import score_keys
 #: paper metric -> the evaluator that reports it; time is compared with fit + transform seconds.
 EVALUATOR_OF = {"accuracy": "knn", "mAP": "retrieval"}
 TIME = "aggregation_time_s"
-#: Where the paper's times were measured (``shared/docs/protocols.md``: "one 2.3 GHz Xeon core").
+#: Where the paper's times were measured (its experimental section: "one 2.3 GHz Xeon core").
 PAPER_HARDWARE = "one 2.3 GHz Xeon core"
 CAVEAT = ("The paper used images at original resolution; the shared Scene-15 copy is 200x200, so lfabench's "
           "numbers on it compare methods with each other, not with the paper's absolute values.")
@@ -164,7 +164,7 @@ def paper_markdown(summary: pd.DataFrame) -> str:
     align = ["left"] * 4 + ["right"] * 5 + ["left"] * 2
     parts = ["## Paper vs lfabench", "",
              "The ProLFA paper's numbers (`lfabench/leaderboard/paper_results.csv`, transcribed from "
-             "`shared/docs/protocols.md`) beside lfabench's; ranks among the methods present in both (time: fastest "
+             "the paper's tables) beside lfabench's; ranks among the methods present in both (time: fastest "
              "first; equal values share the mean of their ranks). Times (lfabench: fit + transform seconds) are "
              "shown beside the hardware that measured them and not subtracted: they come from different machines. "
              + CAVEAT, "",

@@ -18,7 +18,7 @@ assignment ``softmax(-||x - v_k||^2 / sigma)`` to a codebook V: that is the star
 k-means codebook, sigma = ``softness`` x the mean squared distance of a training descriptor to
 its nearest word, A = 0, a = 0), so ``max_iter=0`` gives the unsupervised soft BoW that T1 refines.
 
-What the parametrisation was checked against (issue 11): the paper's abstract (arXiv 1706.08580 /
+What the parametrisation was checked against: the paper's abstract (arXiv 1706.08580 /
 ar5iv) -- a parametric local-feature aggregation function composed with the classifier's cost, its
 parameters learned by back-propagating that cost's gradient -- which is what this implements; the code the
 authors link from their publication list (github.com/paschalidoud/feature-aggregation), which holds BoW,

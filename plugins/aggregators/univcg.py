@@ -17,7 +17,7 @@ gets wrong. For class c (one-vs-rest, ``z_i = +1`` if image i is of class c, els
 
 The representation is every bit's firing rate: the histogram over the learned visual codebook.
 
-Choices the paper leaves open (or this session could not confirm): one-vs-rest with discrete
+Choices the paper leaves open (or that could not be confirmed from it): one-vs-rest with discrete
 AdaBoost per class and ``n_rounds`` bits per class; weighted ridge regression as the bit learner
 (closed form through per-image second moments, so a round costs O(m d^2) not O(N d^2));
 initial weights half on the positives and half on the negatives; descriptors standardised by one

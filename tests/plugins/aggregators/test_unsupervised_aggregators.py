@@ -1,4 +1,4 @@
-"""The unsupervised baselines (issue 6): conformance, agreement with VLFeat / direct formulas, output dimensions."""
+"""The unsupervised baselines: conformance, agreement with VLFeat / direct formulas, output dimensions."""
 
 import warnings
 
