@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .isolation import ISOLATION_MODES, RunProcessDied, RunTimeLimitExceeded, call_in_child, time_limit
-from .params import ConfigError, check_params, check_seed
+from .params import ConfigError, check_params, check_seed, check_setting
 from .plugin import KINDS
 from .prototypes import save_prototypes
 from .record import RunRecorder, plugin_setting
@@ -160,6 +160,8 @@ def _run_stages(rec: RunRecorder, cfg: dict[str, Any], raw_seed) -> dict[str, fl
         dataset = specs["dataset"].factory(**_params(cfg, "dataset"))
         dataset.skip_corrupt_images = skip_corrupt
         rec.data["dataset"] = dataset.summary()
+        for kind, plugin in (("descriptor", descriptor), ("evaluator", evaluator), ("aggregator", aggregator)):
+            check_setting(kind, specs[kind].name, plugin, dataset, seed)  # parameters against the data, before work
     with rec.stage("descriptors"):
         # descriptors have their own switch: a timing run refits codebooks (cache=false) but need not
         # re-extract SIFT for every method, which it does not time as aggregation anyway

@@ -18,9 +18,11 @@ the files already are arrays on disk.
 
 from __future__ import annotations
 
+from numbers import Integral
 from pathlib import Path
 
 import numpy as np
+from sklearn.utils._param_validation import Interval
 
 from lfabench import PluginSpec, hookimpl
 from lfabench.bags import KEYPOINT_FIELDS, descriptor_dtype_problem
@@ -35,6 +37,8 @@ class Precomputed(Descriptor):
     needs_images = False
     cacheable = False
     selection_rule = "the first max_keypoints rows of each file, in the file's order (all when null)"
+    #: checked by lfabench.params before the run starts (scikit-learn's constraint format)
+    _parameter_constraints = {"max_keypoints": [Interval(Integral, 1, None, closed="left"), None]}
 
     def __init__(self, path: str, format: str = "auto", keypoint_fields: list | None = None,
                  max_keypoints: int | None = None):
@@ -52,7 +56,9 @@ class Precomputed(Descriptor):
         has_siftgeo = format == "siftgeo" or (format == "auto" and p.is_dir() and next(p.rglob("*.siftgeo"), None))
         fields = KEYPOINT_FIELDS if has_siftgeo else ("x", "y")
         self.keypoint_fields = tuple(keypoint_fields) if keypoint_fields else fields
-        self.max_keypoints = None if not max_keypoints else int(max_keypoints)
+        if max_keypoints is not None and (isinstance(max_keypoints, bool) or int(max_keypoints) < 1):
+            raise ValueError(f"precomputed: max_keypoints must be >= 1 or null (all rows), got {max_keypoints!r}")
+        self.max_keypoints = None if max_keypoints is None else int(max_keypoints)
         self._h5 = None
 
     def __getstate__(self):  # an open HDF5 handle does not travel to worker processes
