@@ -127,6 +127,8 @@ class Descriptor(BaseEstimator):
                  "params": self.get_params(), "code": _source_digest(self)}
         if getattr(dataset, "skip_corrupt_images", False):  # an entry with skipped images is never served to a strict run
             parts["skip_corrupt_images"] = True
+            # the cap decides which images are skipped (a strict run fails instead, so its key needs no cap)
+            parts["max_image_pixels"] = getattr(dataset, "max_image_pixels", None)
         return parts
 
     # ----------------------------------------------------------------- extract

@@ -11,6 +11,7 @@ import signal
 from pathlib import Path
 from typing import Any
 
+from .images import DEFAULT_MAX_IMAGE_PIXELS
 from .isolation import ISOLATION_MODES, RunProcessDied, RunTimeLimitExceeded, call_in_child, time_limit
 from .params import ConfigError, check_params, check_seed, check_setting
 from .plugin import KINDS
@@ -147,6 +148,10 @@ def _run_stages(rec: RunRecorder, cfg: dict[str, Any], raw_seed) -> dict[str, fl
         skip_corrupt = cfg.get("skip_corrupt_images", False)
         if not isinstance(skip_corrupt, bool):
             raise ConfigError(f"skip_corrupt_images={skip_corrupt!r} must be true or false")
+        max_pixels = cfg.get("max_image_pixels", DEFAULT_MAX_IMAGE_PIXELS)
+        if max_pixels is not None and (isinstance(max_pixels, bool) or not isinstance(max_pixels, int)
+                                       or max_pixels < 1):
+            raise ConfigError(f"max_image_pixels={max_pixels!r} must be a positive integer or null (no cap)")
         registry = get_registry()
         specs = {kind: registry.get_spec(kind, (cfg.get(kind) or {}).get("name", "")) for kind in KINDS}
         rec.data["plugins"] = {k: {"name": s.name, "version": s.version, "distribution": s.distribution,
@@ -159,6 +164,7 @@ def _run_stages(rec: RunRecorder, cfg: dict[str, Any], raw_seed) -> dict[str, fl
     with rec.stage("dataset"):
         dataset = specs["dataset"].factory(**_params(cfg, "dataset"))
         dataset.skip_corrupt_images = skip_corrupt
+        dataset.max_image_pixels = max_pixels
         rec.data["dataset"] = dataset.summary()
         for kind, plugin in (("descriptor", descriptor), ("evaluator", evaluator), ("aggregator", aggregator)):
             check_setting(kind, specs[kind].name, plugin, dataset, seed)  # parameters against the data, before work
