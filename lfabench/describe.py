@@ -46,6 +46,27 @@ from .storage import ArrayCache, cache_key, resolve_cache, save_npz_atomic
 NO_CACHE_ENV = "LFABENCH_DESCRIPTOR_CACHE"
 
 
+class DescriptorDataError(ValueError):
+    """Descriptors that cannot be used as they are (read from a malformed file, beyond float32's range, of
+    another dimension than the other samples'); the message names the file or the sample."""
+
+
+def as_float32(D: np.ndarray, where: str) -> np.ndarray:
+    """``D`` as float32; a finite value beyond float32's range (about 3.4e38) is a :class:`DescriptorDataError`
+    naming ``where`` (the conversion would make it inf, later reported as "not finite")."""
+    with np.errstate(over="ignore", invalid="ignore"):  # found and reported below
+        D32 = D.astype(np.float32, copy=False)
+    if D32 is not D and D.size:
+        with np.errstate(invalid="ignore"):
+            overflow = np.isinf(D32) & np.isfinite(D)
+        if overflow.any():
+            row, col = (int(v) for v in np.argwhere(overflow)[0])
+            raise DescriptorDataError(f"{where}: value {D[row, col].item():g} (row {row}, column {col}) overflows float32 "
+                                      f"(largest {float(np.finfo(np.float32).max):.4g}); {int(overflow.sum())} "
+                                      f"value(s) in all")
+    return D32
+
+
 def default_n_jobs() -> int:
     """``$LFABENCH_N_JOBS`` or the number of cores this process may use."""
     env = os.environ.get("LFABENCH_N_JOBS")
@@ -144,7 +165,8 @@ class Descriptor(BaseEstimator):
         problem = descriptor_dtype_problem(D.dtype)
         if problem:  # never convert in silence (a lost imaginary part, booleans as numbers)
             raise TypeError(f"{type(self).__name__}.extract on sample {i} ({sid!r}) of {dataset.name!r}: {problem}")
-        D = D.astype(np.float32, copy=False)
+        if D.ndim == 2:
+            D = as_float32(D, f"{type(self).__name__}.extract on sample {i} ({sid!r}) of {dataset.name!r}")
         K = np.asarray(K, dtype=np.float32)
         if D.ndim != 2 or K.ndim != 2 or K.shape[0] != D.shape[0] or K.shape[1] != len(self.keypoint_fields):
             raise ValueError(f"{type(self).__name__}.extract on sample {sid!r} returned descriptors {D.shape} "

@@ -25,11 +25,13 @@ CONFIG_PACKAGE = "lfabench_conf"
 
 def _user_errors() -> tuple[type[BaseException], ...]:
     from ..dataset import CorruptImageError
+    from ..describe import DescriptorDataError
     from ..params import ConfigError
     from ..registry import PluginConflictError, UnknownPluginError
 
     # FileNotFoundError covers DatasetNotFoundError and a descriptor file or folder that is not there
-    return (ConfigError, UnknownPluginError, PluginConflictError, FileNotFoundError, CorruptImageError)
+    return (ConfigError, UnknownPluginError, PluginConflictError, FileNotFoundError, CorruptImageError,
+            DescriptorDataError)
 
 
 #: Errors a user caused and can fix (bad parameter, missing data...): one message, no traceback.

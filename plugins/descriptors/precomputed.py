@@ -26,7 +26,7 @@ from sklearn.utils._param_validation import Interval
 
 from lfabench import PluginSpec, hookimpl
 from lfabench.bags import KEYPOINT_FIELDS, descriptor_dtype_problem
-from lfabench.describe import Descriptor
+from lfabench.describe import Descriptor, DescriptorDataError, as_float32
 
 from .descfiles import READERS, open_hdf5, read_hdf5_item
 
@@ -62,7 +62,7 @@ class Precomputed(Descriptor):
         self._h5 = None
 
     def __getstate__(self):  # an open HDF5 handle does not travel to worker processes
-        return dict(self.__dict__, _h5=None)
+        return dict(self.__dict__, _h5=None, _first=None)
 
     def _file_for(self, sample_id: str) -> tuple[Path, str]:
         stem = Path(self.path) / Path(sample_id).with_suffix("")
@@ -89,9 +89,10 @@ class Precomputed(Descriptor):
         problem = descriptor_dtype_problem(D.dtype)
         if problem:
             raise TypeError(f"precomputed: {src}: {problem}")
-        D = D.astype(np.float32, copy=False)
         if D.ndim != 2:
-            raise ValueError(f"precomputed: {src} holds an array of shape {D.shape}, expected (n, d)")
+            raise DescriptorDataError(f"precomputed: {src} holds an array of shape {D.shape}, expected (n, d)")
+        D = as_float32(D, f"precomputed: {src}")
+        self._check_dimension(dataset, D.shape[1], src)
         k = len(self.keypoint_fields)
         if K is None:
             K = np.full((len(D), k), np.nan, np.float32)
@@ -102,6 +103,45 @@ class Precomputed(Descriptor):
         if self.max_keypoints:
             D, K = D[: self.max_keypoints], K[: self.max_keypoints]
         return D, K
+
+    def _source(self, sid: str) -> str:
+        return f"{self.path}:{sid}" if self.format == "hdf5" else str(self._file_for(sid)[0])
+
+    def _check_dimension(self, dataset, d: int, src: str) -> None:
+        """Every file must hold the dimension of the first sample's file (read once per process)."""
+        if getattr(self, "_first", None) is None:
+            first = str(dataset.sample_ids[0])
+            if self.format == "hdf5":
+                D0 = read_hdf5_item(self._h5, first, Path(self.path))[0]
+            else:
+                f, ext = self._file_for(first)
+                D0 = READERS[ext](f)[0]
+            self._first = (np.shape(D0)[1] if np.ndim(D0) == 2 else None, self._source(first))
+        d0, first_src = self._first
+        if d0 is not None and d != d0:
+            raise DescriptorDataError(f"precomputed: {src} holds {d}-dimensional descriptors, but {first_src} "
+                                      f"(the first sample) holds {d0}-dimensional ones")
+
+    def check_setting(self, dataset, seed):
+        """Before anything is read: two samples must not map to one file (``x.jpg`` and ``x.png`` -> ``x.npy``)."""
+        if self.format == "hdf5":
+            return  # entries are keyed by the full sample id
+        owners: dict[str, str] = {}
+        for sid in map(str, dataset.sample_ids):
+            stem = str(Path(sid).with_suffix(""))
+            if stem in owners:
+                raise ValueError(f"precomputed: samples {owners[stem]!r} and {sid!r} would both read the descriptor "
+                                 f"file {Path(self.path) / stem}.* (sample ids that differ only by extension); "
+                                 f"rename one of the images")
+            owners[stem] = sid
+
+    def describe(self, dataset, *args, **kwargs):
+        try:
+            self.check_setting(dataset, 0)
+        except ValueError as exc:
+            raise DescriptorDataError(str(exc)) from None
+        self._first = None
+        return super().describe(dataset, *args, **kwargs)
 
     def extract(self, image):
         raise TypeError("precomputed descriptors are read per sample id, not computed from an image")
