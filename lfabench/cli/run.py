@@ -96,6 +96,9 @@ def register_plugin_configs() -> None:
         if spec.name in yaml_options(spec.kind):
             continue  # the yaml file wins; storing both would make Hydra treat the node as a schema
         cs.store(group=spec.kind, name=spec.name, node=plugin_config(spec), provider=spec.distribution)
+    for qualified, spec in get_registry().qualified_specs():  # `aggregator=acme-lfabench:bow` (lfabench.registry)
+        cs.store(group=spec.kind, name=qualified, node=dict(plugin_config(spec), name=qualified),
+                 provider=spec.distribution)
 
 
 def register_primary_config() -> None:
@@ -141,7 +144,10 @@ def _yaml_names(folder, prefix: str = ""):
 
 def config_options(group: str, extra_paths: list[str] = ()) -> list[str]:
     """Every option of a config group: yaml files plus every registered plugin name."""
-    return sorted(yaml_options(group, extra_paths) | set(get_registry().names(group)))
+    reg = get_registry()
+    # an ambiguous name is an option too: using it is then the error that names its claimants
+    return sorted(yaml_options(group, extra_paths) | set(reg.names(group)) | set(reg.ambiguous_names(group))
+                  | set(reg.qualified_names(group)))
 
 
 def searchpath_overrides(argv: list[str]) -> list[str]:
