@@ -54,7 +54,7 @@ class RunRecord(TypedDict, total=False):
     """One run's ``result.json`` (``schema_version`` 1). Times in seconds, memory in MiB, dates ISO-8601 UTC."""
 
     schema_version: int
-    status: Literal["running", "ok", "failed"]
+    status: Literal["running", "ok", "failed", "interrupted"]  # interrupted: SIGINT/SIGTERM from outside
     error: RecordError | None
     plugins: dict[str, PluginOrigin]         # kind -> origin
     config: dict[str, Any]                   # the resolved config (Hydra), seeds included
@@ -135,8 +135,8 @@ def check_record(data: Any, source: str = "record") -> RunRecord:
         if expected is not None and (not isinstance(value, expected) or (expected is int and isinstance(value, bool))):
             raise ValueError(f"{source}: run record field {field!r} is a {type(value).__name__}, "
                              f"not what the schema says ({RunRecord.__annotations__[field]})")
-    if data["status"] not in ("running", "ok", "failed"):
-        raise ValueError(f"{source}: run record status {data['status']!r} is not running, ok or failed")
+    if data["status"] not in ("running", "ok", "failed", "interrupted"):
+        raise ValueError(f"{source}: run record status {data['status']!r} is not running, ok, failed or interrupted")
     return data
 
 
@@ -352,14 +352,15 @@ class RunRecorder:
         self.data["metrics"] = {k: float(v) for k, v in metrics.items()}
         self._close("ok")
 
-    def finish_failed(self, exc: BaseException, traceback_text: str | None = None) -> None:
+    def finish_failed(self, exc: BaseException, traceback_text: str | None = None, status: str = "failed") -> None:
         """Record ``exc`` as the failure of the current stage (``traceback_text``: where the run really was,
-        when ``exc`` was raised elsewhere, e.g. by the parent of a killed isolated run)."""
+        when ``exc`` was raised elsewhere, e.g. by the parent of a killed isolated run); ``status``
+        ``"interrupted"`` when a signal from outside stopped it (:class:`lfabench.isolation.RunInterrupted`)."""
         if traceback_text is None:
             traceback_text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
         self.data["error"] = {"type": type(exc).__name__, "message": str(exc), "stage": self.current_stage,
                               "traceback": traceback_text}
-        self._close("failed")
+        self._close(status)
 
 
 def read_record(path: Path) -> RunRecord:

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from .images import DEFAULT_MAX_IMAGE_PIXELS
-from .isolation import ISOLATION_MODES, RunProcessDied, RunTimeLimitExceeded, call_in_child, time_limit
+from .isolation import (ISOLATION_MODES, RunInterrupted, RunProcessDied, RunTimeLimitExceeded, call_in_child,
+                        signals_interrupt_run, time_limit)
 from .params import ConfigError, check_params, check_seed, check_setting
 from .plugin import KINDS
 from .prototypes import save_prototypes
@@ -96,10 +97,10 @@ def _run_here(cfg: dict[str, Any], run_dir: Path | str, setting: dict[str, Any] 
             raise ConfigError(problem)
         if isolate not in ISOLATION_MODES:
             raise ConfigError(f"isolate={isolate!r} must be one of {', '.join(ISOLATION_MODES)}")
-        with time_limit(None if report is not None else time_limit_s):
+        with signals_interrupt_run(), time_limit(None if report is not None else time_limit_s):
             metrics = _run_stages(rec, cfg, cfg.get("seed", 0))
     except BaseException as exc:
-        rec.finish_failed(exc)
+        rec.finish_failed(exc, status="interrupted" if isinstance(exc, RunInterrupted) else "failed")
         raise
     rec.finish_ok(metrics)
     return rec.data
@@ -113,7 +114,13 @@ def _child_run(cfg: dict[str, Any], run_dir: str, setting: dict[str, Any] | None
 def _run_isolated(cfg: dict[str, Any], run_dir: Path, setting: dict[str, Any] | None, time_limit_s) -> dict[str, Any]:
     """The run in a child process; when the child is killed at the time limit or dies, its record is
     finished here from its last report (stage, timings so far) and the error is raised."""
-    out = call_in_child(_child_run, (cfg, str(run_dir), setting, time_limit_s), time_limit_s)
+    try:
+        with signals_interrupt_run():
+            out = call_in_child(_child_run, (cfg, str(run_dir), setting, time_limit_s), time_limit_s)
+    except RunInterrupted as exc:  # the child was killed on the way out; its own record, if it wrote one, stays
+        if not _finished_record(run_dir):
+            _recorder(cfg, run_dir, setting, time_limit_s, "process").finish_failed(exc, status="interrupted")
+        raise
     if out.status == "returned":
         return out.value
     if out.status == "raised":
@@ -139,6 +146,16 @@ def _run_isolated(cfg: dict[str, Any], run_dir: Path, setting: dict[str, Any] | 
     rec.finish_failed(exc, traceback_text=(out.hang_traceback or None) and
                       f"Python stacks of the run's process just before it was killed:\n{out.hang_traceback}")
     raise exc
+
+
+def _finished_record(run_dir: Path) -> bool:
+    """Whether ``run_dir`` holds a record that a run finished (the child of an isolated run writes its own)."""
+    try:
+        import json
+
+        return json.loads((run_dir / "result.json").read_text()).get("status") not in (None, "running")
+    except (OSError, ValueError):
+        return False
 
 
 def _run_stages(rec: RunRecorder, cfg: dict[str, Any], raw_seed) -> dict[str, float]:

@@ -200,6 +200,7 @@ def _claimed_task(cfg, run_dir: str) -> None:
     from omegaconf import OmegaConf
 
     from ..dataset import DatasetNotFoundError
+    from ..isolation import RunInterrupted
     from ..resume import complete_record
     from ..run import format_summary, run_benchmark
 
@@ -214,6 +215,12 @@ def _claimed_task(cfg, run_dir: str) -> None:
         record = run_benchmark(config, run_dir, setting=setting, time_limit_s=cfg.get("time_limit"),
                                isolate=cfg.get("isolate", "none"))
     except BaseException as exc:  # a plugin's SystemExit/KeyboardInterrupt or the time limit ends this run only
+        if isinstance(exc, RunInterrupted):
+            # the user's Ctrl-C or a kill stops the sweep, whatever continue_on_error says (SystemExit is no
+            # Exception: Hydra launches no further job)
+            print(f"lfabench run: stopped: {exc}; the record {run_dir}/result.json says status=interrupted",
+                  file=sys.stderr, flush=True)
+            raise SystemExit(exc.exit_status) from None
         if isinstance(exc, DatasetNotFoundError):
             # Absent data fails every job of a sweep alike: stop at the first, whatever continue_on_error says.
             # Hydra records an Exception and launches the next job; SystemExit is not one, so it ends the sweep.
@@ -247,5 +254,13 @@ def main(argv: list[str]) -> None:
     register_plugin_configs()
     register_primary_config()
 
+    from ..isolation import exit_despite_threads
+
     sys.argv = ["lfabench"] + list(argv)
-    hydra.main(config_path=f"pkg://{CONFIG_PACKAGE}", config_name=PRIMARY_CONFIG, version_base="1.3")(task)()
+    try:
+        hydra.main(config_path=f"pkg://{CONFIG_PACKAGE}", config_name=PRIMARY_CONFIG, version_base="1.3")(task)()
+    except SystemExit as exc:
+        # a plugin's forgotten non-daemon thread must not keep the process alive after the records are written
+        exit_despite_threads(exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1))
+        raise
+    exit_despite_threads(0)
