@@ -146,8 +146,7 @@ def config_options(group: str, extra_paths: list[str] = ()) -> list[str]:
     """Every option of a config group: yaml files plus every registered plugin name."""
     reg = get_registry()
     # an ambiguous name is an option too: using it is then the error that names its claimants
-    return sorted(yaml_options(group, extra_paths) | set(reg.names(group)) | set(reg.ambiguous_names(group))
-                  | set(reg.qualified_names(group)))
+    return sorted(yaml_options(group, extra_paths) | set(reg.names(group)) | set(reg.ambiguous_names(group)))
 
 
 def searchpath_overrides(argv: list[str]) -> list[str]:
@@ -172,8 +171,9 @@ def check_group_overrides(argv: list[str]) -> None:
         if key not in KINDS or any(ch in value for ch in "()[]{}$*"):
             continue
         available = config_options(key, searchpath_overrides(argv))
+        qualified = set(get_registry().qualified_names(key))  # accepted, not listed (one per plugin)
         for name in filter(None, (v.strip() for v in value.split(","))):
-            if name not in available:
+            if name not in available and name not in qualified:
                 raise SystemExit("lfabench run: " + unknown_message(key, name, available))
 
 
