@@ -192,11 +192,19 @@ class Descriptor(BaseEstimator):
         if not dims:
             dims = {width}
         if len(dims) != 1:
-            raise ValueError(f"{type(self).__name__}: descriptor dimensions differ across samples {start}..{stop - 1}"
-                             f" ({sorted(dims)})")
+            raise DescriptorDataError(self._dimension_clash(dataset, start, descs))
         return {"descriptors": np.concatenate(descs), "keypoints": np.concatenate(kps),
                 "counts": np.array([d.shape[0] for d in descs], dtype=np.int64),
                 "skipped": np.asarray(skipped, dtype=np.int64)}
+
+    def _dimension_clash(self, dataset: Dataset, start: int, descs: list[np.ndarray]) -> str:
+        """The message for samples of one chunk with descriptors of different widths: the first sample and the
+        first that differs from it, by index and id, with both dimensions."""
+        sized = [(start + j, d.shape[1]) for j, d in enumerate(descs) if d.size or d.shape[1]]
+        (i0, d0), (i1, d1) = sized[0], next(item for item in sized if item[1] != sized[0][1])
+        ids = dataset.sample_ids
+        return (f"{type(self).__name__}: sample {i1} ({ids[i1]!r}) of {dataset.name!r} has {d1}-dimensional descriptors, "
+                f"but sample {i0} ({ids[i0]!r}) has {d0}-dimensional ones")
 
     def describe(self, dataset: Dataset, progress: bool = True, n_jobs: int | None = None,
                  cache: bool | str | Path | ArrayCache | None = True) -> Bags:
@@ -272,7 +280,8 @@ class Descriptor(BaseEstimator):
                  for p in parts]
         dims = dims or {width}
         if len(dims) != 1:
-            raise ValueError(f"{type(self).__name__}: descriptor dimensions differ across chunks ({sorted(dims)})")
+            raise DescriptorDataError(f"{type(self).__name__}: descriptor dimensions differ across chunks of "
+                                      f"{self.chunk_size} samples ({sorted(dims)})")
         counts = np.concatenate([p["counts"] for p in parts])
         offsets = np.zeros(counts.size + 1, dtype=np.int64)
         np.cumsum(counts, out=offsets[1:])

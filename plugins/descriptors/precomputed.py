@@ -98,7 +98,7 @@ class Precomputed(Descriptor):
             K = np.full((len(D), k), np.nan, np.float32)
         K = np.asarray(K, np.float32)
         if K.shape != (len(D), k):
-            raise ValueError(f"precomputed: {src} keypoints have shape {K.shape}, expected ({len(D)}, {k}) for "
+            raise DescriptorDataError(f"precomputed: {src} keypoints have shape {K.shape}, expected ({len(D)}, {k}) for "
                              f"keypoint_fields {list(self.keypoint_fields)}")
         if self.max_keypoints:
             D, K = D[: self.max_keypoints], K[: self.max_keypoints]

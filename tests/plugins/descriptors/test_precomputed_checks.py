@@ -97,3 +97,18 @@ def test_another_dimension_is_named_from_worker_processes_too(tmp_path):
     d.chunk_size = 2
     with pytest.raises(DescriptorDataError, match=r"s4\.npy holds 6-dimensional descriptors, but .*s0\.npy"):
         d.describe(_ids_dataset([f"s{i}.jpg" for i in range(6)]), n_jobs=2, cache=False)
+
+
+def test_any_descriptor_of_two_widths_in_one_chunk_names_both_samples_and_dimensions():
+    from lfabench.describe import Descriptor
+
+    class Ragged(Descriptor):
+        def extract(self, image):
+            return np.ones((2, 3 if image[0, 0] < 2 else 5)), np.zeros((2, 2))
+
+    images = [np.full((4, 4), v, np.uint8) for v in range(4)]
+    ds = Dataset(name="ragged", task="classification", sample_ids=["a", "b", "c", "d"], labels=[0, 1, 0, 1],
+                 images=images)
+    with pytest.raises(DescriptorDataError, match=r"sample 2 \('c'\) of 'ragged' has 5-dimensional descriptors, but "
+                                                  r"sample 0 \('a'\) has 3-dimensional ones"):
+        Ragged().describe(ds, n_jobs=1, cache=False)
