@@ -94,6 +94,15 @@ def _wait_for(path: Path, proc: subprocess.Popen, timeout: float = 240.0) -> Non
         time.sleep(0.1)
 
 
+def _finish(proc: subprocess.Popen, timeout: float = 120.0) -> tuple[str, str]:
+    try:
+        return proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise AssertionError(f"lfabench run did not end within {timeout:g} s") from None
+
+
 def _records(folder: Path) -> list[dict]:
     return [json.loads(p.read_text()) for p in sorted(folder.rglob("result.json"))]
 
@@ -105,7 +114,7 @@ def test_a_signal_stops_a_continue_on_error_sweep_and_the_run_is_recorded_interr
                                    f"hydra.sweep.dir={tmp_path / 'multi'}"])
     _wait_for(marker, proc)
     proc.send_signal(signum)
-    out, err = proc.communicate(timeout=120)
+    out, err = _finish(proc)
     assert proc.returncode == status, err
     assert "Traceback" not in err
     assert f"interrupted by {signal.Signals(signum).name}" in err
@@ -122,7 +131,7 @@ def test_sigterm_during_fit_of_a_single_run_leaves_a_record(site, tmp_path):
     proc = _start(site, tmp_path, [f"aggregator.params.marker={marker}", "hydra.run.dir=one"])
     _wait_for(marker, proc)
     proc.send_signal(signal.SIGTERM)
-    _, err = proc.communicate(timeout=120)
+    _, err = _finish(proc)
     assert proc.returncode == 143, err
     rec = json.loads((tmp_path / "one" / "result.json").read_text())
     assert rec["status"] == "interrupted" and rec["error"]["stage"] == "fit"
@@ -134,7 +143,7 @@ def test_sigterm_to_an_isolated_run_leaves_a_record(site, tmp_path):
     proc = _start(site, tmp_path, [f"aggregator.params.marker={marker}", "isolate=process", "hydra.run.dir=iso"])
     _wait_for(marker, proc)
     proc.send_signal(signal.SIGTERM)  # the parent only: it stops its child and records the run
-    _, err = proc.communicate(timeout=120)
+    _, err = _finish(proc)
     assert proc.returncode == 143, err
     rec = json.loads((tmp_path / "iso" / "result.json").read_text())
     assert rec["status"] == "interrupted"
@@ -142,11 +151,7 @@ def test_sigterm_to_an_isolated_run_leaves_a_record(site, tmp_path):
 
 def test_a_plugins_non_daemon_thread_does_not_hang_the_cli(site, tmp_path):
     proc = _start(site, tmp_path, ["aggregator.params.thread=true", "hydra.run.dir=t"])
-    try:
-        out, err = proc.communicate(timeout=180)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        raise AssertionError("lfabench run hung after its run ended")
+    out, err = _finish(proc, timeout=180)
     assert proc.returncode == 0, err
     assert "status=ok" in out
     assert "'slowpoke-poller' (started by lfabench_slowpoke.poll_forever)" in err
