@@ -64,8 +64,11 @@ class UnknownPluginError(LookupError):
     """No plugin of that kind has that name (the message lists the available ones)."""
 
 
-class PluginConflictError(RuntimeError):
-    """Two third-party plugins claim the same kind and name, and the plain name was used."""
+class PluginConflictError(LookupError, RuntimeError):
+    """Two third-party plugins claim the same kind and name, and the plain name was used.
+
+    A ``LookupError`` like :class:`UnknownPluginError` (the name finds no single plugin: readers of old
+    records treat both alike) and, as it always was, a ``RuntimeError``."""
 
 
 def qualified_name(spec: PluginSpec) -> str:

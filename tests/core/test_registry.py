@@ -138,3 +138,20 @@ def test_a_real_ctrl_c_while_plugins_load_still_stops():
     reg.register(_module("slow.plugin", "lfabench_aggregators", slow_hook), name="slow")
     with pytest.raises(KeyboardInterrupt):
         reg.names("aggregator")
+
+
+def test_boards_read_records_of_an_ambiguous_name_as_of_an_unknown_one(monkeypatch):
+    from lfabench import registry
+    from lfabench.leaderboard import tables
+
+    reg = PluginRegistry(load_entry_points=False)
+    for n in ("one", "two"):
+        reg.register(_module(f"{n}.plugin", "lfabench_aggregators", [PluginSpec("pool", Dummy, n)]), name=n,
+                     distribution=f"{n}-dist")
+    monkeypatch.setattr(registry, "_registry", reg)
+    tables._default_values.cache_clear()
+    try:
+        assert tables._default_values("aggregator", "pool") == {}  # no single plugin: no default is known
+        assert tables._default_values("aggregator", "one-dist:pool") == {"alpha": "1.0", "random_state": "null"}
+    finally:
+        tables._default_values.cache_clear()
