@@ -179,7 +179,10 @@ def _run_stages(rec: RunRecorder, cfg: dict[str, Any], raw_seed) -> dict[str, fl
                                              for k in ("descriptor", "evaluator", "aggregator"))
         rec.data["ignored_params"] = ignored_params(aggregator, evaluator)
     with rec.stage("dataset"):
-        dataset = specs["dataset"].factory(**_params(cfg, "dataset"))
+        try:
+            dataset = specs["dataset"].factory(**_params(cfg, "dataset"))
+        except (ValueError, TypeError) as exc:  # a dataset factory checks its parameters as it lists the files
+            raise ConfigError(f"dataset {specs['dataset'].name!r}: {exc}") from exc
         dataset.skip_corrupt_images = skip_corrupt
         dataset.max_image_pixels = max_pixels
         rec.data["dataset"] = dataset.summary()

@@ -123,3 +123,12 @@ def test_a_closed_pipe_ends_a_command_without_a_traceback(tmp_path, command):
     os.close(write_end)
     assert "Traceback" not in proc.stderr and "BrokenPipeError" not in proc.stderr, proc.stderr
     assert proc.returncode == 141
+
+
+def test_a_dataset_factory_refusing_its_parameters_is_a_config_error(tmp_path):
+    cfg = _cfg()
+    cfg["dataset"]["params"] = {"n_samples": 0}
+    with pytest.raises(ConfigError, match=r"dataset 'digits': digits: n_samples must be in 1\.\.1797, got 0"):
+        run_benchmark(cfg, tmp_path)
+    rec = json.loads((tmp_path / "result.json").read_text())
+    assert rec["error"]["stage"] == "dataset" and "descriptors" not in rec["timings_s"]
