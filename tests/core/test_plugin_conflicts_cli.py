@@ -10,6 +10,8 @@ import pytest
 
 from conftest import run_cli
 
+pytestmark = pytest.mark.slow  # end-to-end runs in subprocesses
+
 IMPOSTOR = '''
 from lfabench import PluginSpec, hookimpl
 from lfabench.aggregate import Aggregator

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # end-to-end runs in subprocesses
+
 SLOW_PLUGIN = '''
 import os
 import threading
