@@ -10,7 +10,8 @@ it). Before decoding it refuses, with a :class:`CorruptImageError` naming the fi
   decompression bomb, a few hundred KB that would decode to gigabytes. The size is read from the
   header alone by Pillow (``Image.open`` parses the header lazily, no pixel is decoded); a format
   Pillow cannot identify is decoded by OpenCV and its size checked after decoding;
-* whatever OpenCV cannot decode (``cv2.imdecode`` returning nothing or raising).
+* whatever OpenCV cannot decode (``cv2.imdecode`` returning nothing or raising);
+* a path that cannot be read (a folder, no permission); a missing file stays a ``FileNotFoundError``.
 
 ``CorruptImageError`` derives from ``OSError``; the run-level ``skip_corrupt_images=true`` turns each of
 these into an empty sample counted in the record.
@@ -99,7 +100,12 @@ def read_image_file(path: Path | str, where: str | None = None,
         raise ImportError("reading image files needs OpenCV: pip install opencv-python-headless") from exc
     path = Path(path)
     where = where or f"image {path}"
-    data = path.read_bytes()
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise
+    except OSError as exc:  # a folder, a file this user may not read, an I/O error
+        raise CorruptImageError(f"{where} cannot be read ({type(exc).__name__}: {exc.strerror or exc})") from exc
     problem = truncation_problem(data)
     if problem:
         raise CorruptImageError(f"{where} is corrupt: {problem}")

@@ -18,6 +18,7 @@ the files already are arrays on disk.
 
 from __future__ import annotations
 
+import zipfile
 from numbers import Integral
 from pathlib import Path
 
@@ -83,7 +84,7 @@ class Precomputed(Descriptor):
             src = f"{self.path}:{sid}"
         else:
             f, ext = self._file_for(sid)
-            D, K = READERS[ext](f)
+            D, K = _read(f, ext)
             src = str(f)
         D = np.asarray(D)
         problem = descriptor_dtype_problem(D.dtype)
@@ -115,7 +116,7 @@ class Precomputed(Descriptor):
                 D0 = read_hdf5_item(self._h5, first, Path(self.path))[0]
             else:
                 f, ext = self._file_for(first)
-                D0 = READERS[ext](f)[0]
+                D0 = _read(f, ext)[0]
             self._first = (np.shape(D0)[1] if np.ndim(D0) == 2 else None, self._source(first))
         d0, first_src = self._first
         if d0 is not None and d != d0:
@@ -145,6 +146,20 @@ class Precomputed(Descriptor):
 
     def extract(self, image):
         raise TypeError("precomputed descriptors are read per sample id, not computed from an image")
+
+
+def _read(path: Path, ext: str):
+    """``READERS[ext](path)``; a file that cannot be parsed (empty, a bad header, pickled objects) is a
+    :class:`DescriptorDataError` naming it."""
+    try:
+        return READERS[ext](path)
+    except DescriptorDataError:
+        raise
+    except FileNotFoundError:
+        raise
+    except (ValueError, EOFError, OSError, zipfile.BadZipFile) as exc:
+        raise DescriptorDataError(f"precomputed: {path} cannot be read as a {ext} descriptor file "
+                                  f"({type(exc).__name__}: {exc})") from exc
 
 
 @hookimpl

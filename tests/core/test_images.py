@@ -124,3 +124,21 @@ def test_a_bad_cap_is_a_config_error(tmp_path, value):
            "evaluator": {"name": "knn", "params": {}}, "seed": 0, "cache": False, "max_image_pixels": value}
     with pytest.raises(ConfigError, match="max_image_pixels"):
         run_benchmark(cfg, tmp_path)
+
+
+def test_a_path_that_cannot_be_read_is_named_and_can_be_skipped(tmp_path):
+    paths = _files(tmp_path, n=3)
+    paths[1].unlink()
+    paths[1].mkdir()  # a folder where an image should be
+    with pytest.raises(CorruptImageError, match=r"im1\.png \(sample 'im1\.png'\) cannot be read \(IsADirectoryError"):
+        _dataset(paths).load_image(1)
+    with pytest.warns(UserWarning, match="no descriptors"):
+        bags = RowMeans().describe(_dataset(paths, skip_corrupt_images=True), n_jobs=1, cache=False)
+    assert list(bags.counts) == [40, 0, 40]
+
+
+def test_a_missing_file_stays_file_not_found(tmp_path):
+    paths = _files(tmp_path, n=1)
+    paths[0].unlink()
+    with pytest.raises(FileNotFoundError):
+        _dataset(paths).load_image(0)

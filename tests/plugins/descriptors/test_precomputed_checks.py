@@ -112,3 +112,15 @@ def test_any_descriptor_of_two_widths_in_one_chunk_names_both_samples_and_dimens
     with pytest.raises(DescriptorDataError, match=r"sample 2 \('c'\) of 'ragged' has 5-dimensional descriptors, but "
                                                   r"sample 0 \('a'\) has 3-dimensional ones"):
         Ragged().describe(ds, n_jobs=1, cache=False)
+
+
+@pytest.mark.parametrize("ext, content", [(".npy", b""), (".npy", b"\x93NUMPY garbage"), (".npy", None),
+                                          (".npz", b"PK\x03\x04 not a zip")])
+def test_an_unreadable_descriptor_file_is_named(tmp_path, ext, content):
+    path = tmp_path / f"bad{ext}"
+    if content is None:
+        np.save(path, np.array([{"a": 1}], dtype=object), allow_pickle=True)  # pickled objects are never loaded
+    else:
+        path.write_bytes(content)
+    with pytest.raises(DescriptorDataError, match=rf"bad\{ext} cannot be read as a \{ext} descriptor file"):
+        _precomputed(tmp_path).describe(_ids_dataset(["bad.jpg"]), n_jobs=1, cache=False)
