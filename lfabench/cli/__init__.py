@@ -21,7 +21,8 @@ commands:
   data fetch|add|verify|list  get, register and check datasets (data root: $LFABENCH_DATA)
   cache list|clear          show or delete cached descriptors and other arrays
 
-`lfabench <command> --help` for details.
+`lfabench <command> --help` for details. `lfabench --debug <command> ...` prints the traceback of an error
+that is otherwise one message (a run's record keeps it either way).
 """
 
 
@@ -116,6 +117,9 @@ def _silence_stdout() -> None:
 
 def _main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["--debug"]:
+        argv = argv[1:]
+        os.environ["LFABENCH_DEBUG"] = "1"  # read where a user error is reported (lfabench.cli.run.DEBUG_ENV)
     if not argv or argv[0] in ("-h", "--help"):
         print(USAGE)
         return 0

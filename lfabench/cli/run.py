@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import inspect
 import logging
+import os
 import sys
+import traceback
 from importlib import resources
 from pathlib import Path
 
@@ -21,6 +23,8 @@ from ..resume import register_resolver
 from .orphans import exit_with_sweep, mark_sweep_process
 
 CONFIG_PACKAGE = "lfabench_conf"
+#: Set (by ``lfabench --debug``) to print a user error's traceback under its one-line message.
+DEBUG_ENV = "LFABENCH_DEBUG"
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
@@ -233,6 +237,8 @@ def _claimed_task(cfg, run_dir: str) -> None:
               if user_error else
               f"lfabench run FAILED ({type(exc).__name__}: {exc}); record in {run_dir}/result.json",
               file=sys.stderr)
+        if user_error and os.environ.get(DEBUG_ENV):  # `lfabench --debug run ...`: the traceback too
+            traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
         if user_error and not cfg.get("continue_on_error", False):
             # one clear message, no traceback nor Hydra's HYDRA_FULL_ERROR hint: the user can fix this
             raise SystemExit(2) from None

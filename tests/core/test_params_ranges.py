@@ -132,3 +132,10 @@ def test_a_dataset_factory_refusing_its_parameters_is_a_config_error(tmp_path):
         run_benchmark(cfg, tmp_path)
     rec = json.loads((tmp_path / "result.json").read_text())
     assert rec["error"]["stage"] == "dataset" and "descriptors" not in rec["timings_s"]
+
+
+def test_debug_shows_the_traceback_of_a_user_error(tmp_path):
+    proc = run_cli(["--debug", "run", "aggregator=bow", "aggregator.params.n_clusters=0", "hydra.run.dir=bad"],
+                   cwd=tmp_path, check=False)
+    assert proc.returncode == 2
+    assert "'n_clusters' parameter of aggregator 'bow'" in proc.stderr and "Traceback" in proc.stderr
