@@ -23,7 +23,7 @@ OUT = ROOT / "benchmarks" / "out"
 
 def shared_data() -> Path:
     """``../shared/data`` beside the repository (or ``$LFABENCH_SHARED_DATA``)."""
-    for cand in (os.environ.get("LFABENCH_SHARED_DATA"), ROOT.parent / "shared" / "data", Path("/work/shared/data")):
+    for cand in (os.environ.get("LFABENCH_SHARED_DATA"), ROOT.parent / "shared" / "data"):
         if cand and Path(cand).is_dir():
             return Path(cand)
     raise SystemExit("benchmark needs ../shared/data (set LFABENCH_SHARED_DATA)")

@@ -47,6 +47,81 @@ class UnsafeArchiveError(ValueError):
     """An archive member would land outside the target folder, or is a link/device."""
 
 
+class ArchiveTooLargeError(UnsafeArchiveError):
+    """An archive would expand past the extraction limits (a decompression bomb, or a header that lies)."""
+
+
+#: Most bytes one archive may expand to. The largest archive a dataset plugin declares (Oxford's images,
+#: VOC 2007) expands to a few GB; 64 GiB leaves room for a large third-party dataset, not for a bomb.
+MAX_EXTRACT_BYTES = 64 << 30
+
+#: Largest ratio of expanded bytes to archive bytes. Images and descriptor files compress by 1-3x, text
+#: ground truth by ~10x; a zip bomb by 1000x or more.
+MAX_EXTRACT_RATIO = 100.0
+
+#: Below this many expanded bytes the ratio is not checked (a tiny archive of a text file may compress well).
+RATIO_EXEMPT_BYTES = 16 << 20
+
+_BLOCK = 1 << 20
+
+
+def _limits(archive: Path, declared: list[tuple[str, int]], max_bytes: int, max_ratio: float) -> None:
+    """Refuse, before anything is written, an archive whose members' declared sizes pass a limit."""
+    total, size = 0, max(archive.stat().st_size, 1)
+    for name, n in declared:
+        total += max(int(n), 0)
+        if total > max_bytes:
+            raise ArchiveTooLargeError(f"{archive}: expands to more than {max_bytes} bytes (the limit) at member "
+                                       f"{name!r}; nothing was extracted")
+    if total > RATIO_EXEMPT_BYTES and total / size > max_ratio:
+        raise ArchiveTooLargeError(f"{archive}: expands {total / size:.0f}x ({total} bytes from {size}), past the "
+                                   f"limit of {max_ratio:g}x (a decompression bomb?); nothing was extracted")
+
+
+class _Budget:
+    """Bytes still allowed while extracting (headers can lie: what is really written is counted too)."""
+
+    def __init__(self, archive: Path, max_bytes: int, max_ratio: float):
+        self.archive, self.left = archive, max_bytes
+        size = max(archive.stat().st_size, 1)
+        self.ratio_left = max(max_ratio * size, RATIO_EXEMPT_BYTES) if max_ratio else float("inf")
+        self.max_bytes, self.max_ratio = max_bytes, max_ratio
+
+    def spend(self, name: str, n: int, declared: int | None, written: int) -> None:
+        self.left -= n
+        self.ratio_left -= n
+        if declared is not None and written > declared:
+            raise ArchiveTooLargeError(f"{self.archive}: member {name!r} holds more than the {declared} bytes its "
+                                       f"header declares; extraction stopped and its files removed")
+        if self.left < 0 or self.ratio_left < 0:
+            raise ArchiveTooLargeError(f"{self.archive}: member {name!r} takes the archive past the extraction limit "
+                                       f"({self.max_bytes} bytes, {self.max_ratio:g}x its size); extraction stopped "
+                                       f"and its files removed")
+
+
+def _remove_written(files: list[Path], dirs: list[Path]) -> None:
+    """Undo an extraction that was refused half-way: the files it wrote, then the folders it made (if empty)."""
+    for f in files:
+        if f.is_file() or f.is_symlink():
+            f.unlink()
+    for d in sorted(dirs, key=lambda p: len(p.parts), reverse=True):
+        try:
+            d.rmdir()
+        except OSError:
+            pass
+
+
+def _new_dirs(target: Path, dest: Path) -> list[Path]:
+    """The folders between ``target`` and ``dest`` (itself included) that do not exist yet."""
+    out = []
+    for p in [dest, *dest.parents]:
+        if p == target or target not in p.parents:
+            break
+        if not p.exists():
+            out.append(p)
+    return out
+
+
 def dataset_dir(name: str) -> Path:
     return data_root() / name
 
@@ -92,26 +167,34 @@ def _virtual_resolve(parts: list[str], links: dict[str, str], follow_last: bool 
     return out
 
 
-def safe_extract(archive: Path | str, target: Path | str) -> list[str]:
+def safe_extract(archive: Path | str, target: Path | str, max_bytes: int = MAX_EXTRACT_BYTES,
+                 max_ratio: float = MAX_EXTRACT_RATIO) -> list[str]:
     """Extract a tar (any compression) or zip archive into ``target``; returns the member names.
 
     Refuses (before writing anything, on every Python, with or without tarfile's ``data`` filter)
     absolute names, ``..`` escapes, symbolic or hard links whose destination leaves ``target`` (also
     through a chain of the archive's own links), and device or FIFO members.
+
+    Decompression bombs: the members' declared sizes may not add up to more than ``max_bytes``, nor to
+    more than ``max_ratio`` times the archive's size (checked before writing); what is really written is
+    counted as it is written, and a member that holds more than its header declares, or passes either
+    limit, stops the extraction. A refused extraction removes the files it wrote. Either is an
+    :class:`ArchiveTooLargeError` naming the archive and the member.
     """
     archive, target = Path(archive), Path(target)
     target.mkdir(parents=True, exist_ok=True)
     target = target.resolve()
     if zipfile.is_zipfile(archive):
         with zipfile.ZipFile(archive) as zf:
-            names = zf.namelist()
-            for n in names:
-                _check_member_path(target, n, archive)
-                mode = (zf.getinfo(n).external_attr >> 16) & 0o170000
+            infos = zf.infolist()
+            for info in infos:
+                _check_member_path(target, info.filename, archive)
+                mode = (info.external_attr >> 16) & 0o170000
                 if mode == 0o120000:
-                    raise UnsafeArchiveError(f"{archive}: member {n!r} is a symbolic link")
-            zf.extractall(target)
-        return names
+                    raise UnsafeArchiveError(f"{archive}: member {info.filename!r} is a symbolic link")
+            _limits(archive, [(i.filename, i.file_size) for i in infos], max_bytes, max_ratio)
+            _extract_zip(zf, infos, archive, target, _Budget(archive, max_bytes, max_ratio))
+        return [i.filename for i in infos]
     with tarfile.open(archive) as tf:
         members = tf.getmembers()
         # The archive's own symbolic links, resolved without touching the disk: a chain such as
@@ -130,11 +213,60 @@ def safe_extract(archive: Path | str, target: Path | str) -> list[str]:
                     raise UnsafeArchiveError(f"{archive}: link {m.name!r} -> {m.linkname!r} points outside {target}")
             elif not (m.isfile() or m.isdir()):
                 raise UnsafeArchiveError(f"{archive}: member {m.name!r} is a device or FIFO")
-        if hasattr(tarfile, "data_filter"):
-            tf.extractall(target, members=members, filter="data")
-        else:  # pragma: no cover - Python < 3.11.4: the checks above are the filter
-            tf.extractall(target, members=members)
+        _limits(archive, [(m.name, m.size) for m in members if m.isfile()], max_bytes, max_ratio)
+        _extract_tar(tf, members, archive, target, _Budget(archive, max_bytes, max_ratio))
         return [m.name for m in members]
+
+
+def _extract_zip(zf: zipfile.ZipFile, infos, archive: Path, target: Path, budget: _Budget) -> None:
+    """Write the members of ``zf`` block by block, counting (a member's bytes are never trusted to its header)."""
+    files: list[Path] = []
+    dirs: list[Path] = []
+    try:
+        for info in infos:
+            dest = _check_member_path(target, info.filename, archive)
+            if info.is_dir():
+                dirs += _new_dirs(target, dest)
+                dest.mkdir(parents=True, exist_ok=True)
+                continue
+            dirs += _new_dirs(target, dest.parent)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            files.append(dest)
+            written = 0
+            with zf.open(info) as src, open(dest, "wb") as out:
+                while block := src.read(_BLOCK):
+                    written += len(block)
+                    budget.spend(info.filename, len(block), info.file_size, written)
+                    out.write(block)
+    except zipfile.BadZipFile as exc:  # e.g. a header whose size disagrees with the data (bad CRC)
+        _remove_written(files, dirs)
+        raise UnsafeArchiveError(f"{archive}: member {info.filename!r} is corrupt ({exc}); extraction stopped "
+                                 f"and its files removed") from exc
+    except BaseException:
+        _remove_written(files, dirs)
+        raise
+
+
+def _extract_tar(tf: tarfile.TarFile, members, archive: Path, target: Path, budget: _Budget) -> None:
+    """Extract member by member (tarfile's ``data`` filter where it exists), counting what each one wrote."""
+    files: list[Path] = []
+    dirs: list[Path] = []
+    try:
+        for m in members:
+            dest = target / _norm(m.name)
+            dirs += _new_dirs(target, dest if m.isdir() else dest.parent)
+            if not m.isdir():
+                files.append(dest)
+            if hasattr(tarfile, "data_filter"):
+                tf.extract(m, target, filter="data")
+            else:  # pragma: no cover - Python < 3.11.4: the checks above are the filter
+                tf.extract(m, target)
+            if m.isfile():
+                n = dest.stat().st_size
+                budget.spend(m.name, n, m.size, n)
+    except BaseException:
+        _remove_written(files, dirs)
+        raise
 
 
 def fetch(name: str, sources: list[Resource], manual: str = "", dest: Path | str | None = None,

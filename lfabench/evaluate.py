@@ -57,6 +57,13 @@ class Evaluator(BaseEstimator):
     #: an aggregator that never reads labels ignores them, and the run record says so
     #: (``ignored_params``) so the leaderboard does not split one method's rows on them.
     label_params: tuple[str, ...] = ()
+    #: The metric that ranks methods across tasks (the leaderboard's mean rank and Friedman test): one per
+    #: protocol, so a protocol reporting several metrics counts once; the others are shown, not ranked.
+    primary_metric: str | None = None
+    #: Metrics that are a percentage of a count, ``{metric: field}``: the metric is ``100 * count / n`` with
+    #: ``n`` the split info's ``field`` (the record's ``split``), so the leaderboard recovers the count and
+    #: compares exact ratios (two methods with equal counts tie, whatever the float rounding of their means).
+    count_metrics: dict[str, str] = {}
 
     def check_dataset(self, dataset: Dataset) -> None:
         if dataset.task != self.task:

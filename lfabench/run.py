@@ -7,7 +7,9 @@ This module knows nothing of Hydra: it takes the resolved config as a plain dict
 
 from __future__ import annotations
 
+import json
 import signal
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +20,9 @@ from .params import ConfigError, check_params, check_seed, check_setting
 from .plugin import KINDS
 from .prototypes import save_prototypes
 from .record import RunRecorder, plugin_setting
+from .redact import redact_config
 from .registry import get_registry
-from .storage import drain_cache_events
+from .storage import drain_cache_events, save_fallback
 
 #: Stages timed in every record, in order.
 STAGES = ("config", "dataset", "descriptors", "split", "fit", "transform", "evaluate")
@@ -76,7 +79,8 @@ def _recorder(cfg: dict[str, Any], run_dir: Path | str, setting: dict[str, Any] 
               isolate) -> RunRecorder:
     raw_seed = cfg.get("seed", 0)
     valid_seed = isinstance(raw_seed, int) and not isinstance(raw_seed, bool)
-    rec = RunRecorder(Path(run_dir), cfg, raw_seed if valid_seed else None)
+    # values read from the environment (${oc.env:...}) are recorded as written, never as their values
+    rec = RunRecorder(Path(run_dir), redact_config(cfg, setting) if setting else cfg, raw_seed if valid_seed else None)
     rec.data["setting"] = plugin_setting(setting or cfg)
     rec.data["time_limit_s"] = time_limit_s
     rec.data["isolate"] = isolate if isinstance(isolate, str) else repr(isolate)
@@ -100,10 +104,33 @@ def _run_here(cfg: dict[str, Any], run_dir: Path | str, setting: dict[str, Any] 
         with signals_interrupt_run(), time_limit(None if report is not None else time_limit_s):
             metrics = _run_stages(rec, cfg, cfg.get("seed", 0))
     except BaseException as exc:
-        rec.finish_failed(exc, status="interrupted" if isinstance(exc, RunInterrupted) else "failed")
+        try:
+            rec.finish_failed(exc, status="interrupted" if isinstance(exc, RunInterrupted) else "failed")
+        except OSError as write_error:  # the run's own error goes on; where its record went is said first
+            print(f"lfabench run: {_unsaved(rec, write_error)}", file=sys.stderr, flush=True)
         raise
-    rec.finish_ok(metrics)
+    try:
+        rec.finish_ok(metrics)
+    except OSError as write_error:  # disk full...: the metrics are not lost
+        raise RecordNotSavedError(_unsaved(rec, write_error)) from write_error
     return rec.data
+
+
+class RecordNotSavedError(RuntimeError):
+    """``result.json`` could not be written (disk full, read-only...); the message holds the metrics and
+    where the whole record was saved instead."""
+
+
+def _unsaved(rec: RunRecorder, error: OSError) -> str:
+    """Save the record to a fallback place (:func:`lfabench.storage.save_fallback`); the message naming both paths,
+    with the metrics, or the whole record when no place took it."""
+    record = rec.snapshot()
+    metrics = ", ".join(f"{k}={v:.4f}" for k, v in (record.get("metrics") or {}).items()) or "none"
+    saved = save_fallback(rec.path, record)
+    where = (f"the whole record was saved to {saved} instead" if saved is not None else
+             "it could not be saved anywhere else either; the record:\n" + json.dumps(record, indent=1, default=str))
+    return (f"could not write the run record {rec.path} ({error}). Status {record.get('status')}, metrics: "
+            f"{metrics}; {where}")
 
 
 def _child_run(cfg: dict[str, Any], run_dir: str, setting: dict[str, Any] | None, time_limit_s, report):
@@ -229,20 +256,3 @@ def ignored_params(aggregator, evaluator) -> list[str]:
     """
     uses_labels = getattr(aggregator, "supervised", False) or getattr(aggregator, "semi_supervised", False)
     return [] if uses_labels else [f"evaluator.{p}" for p in getattr(evaluator, "label_params", ())]
-
-
-def format_summary(record: dict[str, Any]) -> str:
-    """A short, human-readable result table for the terminal."""
-    cfg = record["config"]
-    names = " / ".join(f"{k}={(cfg.get(k) or {}).get('name', '?')}" for k in KINDS)
-    lines = [f"lfabench run  {names}  seed={record['seed']}  status={record['status']}"]
-    width = max([len(m) for m in record["metrics"]] + [len(f"{s} time (s)") for s in STAGES])
-    lines.append(f"  {'metric'.ljust(width)}  value")
-    for name, value in record["metrics"].items():
-        lines.append(f"  {name.ljust(width)}  {value:.4f}")
-    for stage in STAGES:
-        if stage in record["timings_s"]:
-            lines.append(f"  {(stage + ' time (s)').ljust(width)}  {record['timings_s'][stage]:.3f}")
-    lines.append(f"  {'peak RSS (MiB)'.ljust(width)}  {record['peak_rss_mb']:.1f}")
-    lines.append(f"  record: {Path(record['run_dir']) / 'result.json'}")
-    return "\n".join(lines)

@@ -13,11 +13,26 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def shared_data_dir() -> Path | None:
-    """``../shared/data`` beside the repository (or ``$LFABENCH_SHARED_DATA``), or None."""
-    for cand in (os.environ.get("LFABENCH_SHARED_DATA"), REPO.parent / "shared" / "data", Path("/work/shared/data")):
+    """``$LFABENCH_SHARED_DATA``, else ``../shared/data`` beside the repository, or None."""
+    for cand in (os.environ.get("LFABENCH_SHARED_DATA"), REPO.parent / "shared" / "data"):
         if cand and Path(cand).is_dir():
             return Path(cand)
     return None
+
+
+def pytest_addoption(parser):
+    parser.addoption("--run-slow", action="store_true", default=False,
+                     help="also run the slow tier (end-to-end runs and sweeps in subprocesses, real-data fits)")
+
+
+def pytest_collection_modifyitems(config, items):
+    """The default tier leaves out tests marked ``slow``; ``--run-slow`` (``.ci/run``) runs every tier."""
+    if config.getoption("--run-slow"):
+        return
+    skip = pytest.mark.skip(reason="slow tier: run with --run-slow (.ci/run does)")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
 
 
 @pytest.fixture(scope="session")

@@ -5,11 +5,11 @@ from lfabench.record import RunRecorder
 
 def record(path, seed, value, aggregator="bow", n_clusters=None, dataset="digits", evaluator_params=None,
            ignored=None, metric="accuracy", output_dim=64, params=None, fit_info=None, fit_cache=None,
-           descriptor_params=None):
+           descriptor_params=None, evaluator="knn", split=None, metrics=None):
     # n_clusters=None: the plugin's default (not in the config), so the label is the plain method name
     params = dict({"random_state": seed}, **({} if n_clusters is None else {"n_clusters": n_clusters}),
                   **(params or {}))
-    evaluator = {"name": "knn", "params": dict({"k": 1}, **(evaluator_params or {}))}
+    evaluator = {"name": evaluator, "params": dict({"k": 1} if evaluator == "knn" else {}, **(evaluator_params or {}))}
     cfg = {"dataset": {"name": dataset, "params": {}},
            "descriptor": {"name": "patches", "params": dict(descriptor_params or {})},
            "aggregator": {"name": aggregator, "params": params}, "evaluator": evaluator, "seed": seed}
@@ -24,4 +24,6 @@ def record(path, seed, value, aggregator="bow", n_clusters=None, dataset="digits
         rec.data["ignored_params"] = ignored
     if fit_cache is not None:
         rec.data["fit_cache"] = fit_cache
-    rec.finish_ok({metric: value})
+    if split is not None:
+        rec.data["split"] = split
+    rec.finish_ok(metrics if metrics is not None else {metric: value})

@@ -12,7 +12,8 @@ from pathlib import Path
 USAGE = """usage: lfabench <command> [...]
 
 commands:
-  run [OVERRIDES...]        run a benchmark (Hydra overrides: aggregator=bow seed=1, -m for sweeps, --cfg job)
+  run [-v] [OVERRIDES...]   run a benchmark (Hydra overrides: aggregator=bow seed=1, -m for sweeps, --cfg job;
+                            -v: solver progress on the terminal too, not only in the run's log file)
   plugins                   list every plugin with kind, version and the distribution it comes from
   plugins check NAME        run NAME's conformance battery (lfabench.testing) and print a pass/fail report
   leaderboard [RUN_DIRS...] build Markdown, CSV and HTML leaderboards and plots from run records

@@ -1,17 +1,16 @@
-"""``lfabench cache``: ``list`` the array cache (descriptors, codebooks...) and ``clear`` it."""
+"""``lfabench cache``: ``list`` the array cache (descriptors, codebooks...) and ``clear`` it.
+
+``clear`` removes only what lfabench wrote there (entries with their proof, unfinished extractions:
+:meth:`lfabench.storage.ArrayCache.entries`), names each thing it removes, and never follows a
+symbolic link. A cache folder that also holds other files (``LFABENCH_CACHE`` pointed at a project
+by mistake) is refused, naming them, unless ``--keep-foreign`` says to remove lfabench's entries only.
+"""
 
 from __future__ import annotations
 
-import shutil
 import sys
 
 from ..storage import ArrayCache
-
-
-def _partials(cache: ArrayCache):
-    if not cache.root.exists():
-        return []
-    return sorted(p for p in cache.root.glob("*.partial") if p.is_dir())
 
 
 def _size(n: float) -> str:
@@ -32,25 +31,35 @@ def _cmd_list(args) -> int:
         what = e.meta.get("dataset", "")
         extra = f"  {e.meta.get('extractor', '')} on {what}" if what else ""
         print(f"  {e.name}  {_size(e.size_bytes)}  {e.meta.get('created', '')}{extra}")
-    for p in _partials(cache):
+    for p in cache.partials():
         if p.name.startswith(args.prefix):
             chunks = list(p.glob("chunk-*.npz"))
             size = sum(c.stat().st_size for c in chunks)
             total += size
             print(f"  {p.name}  {_size(size)}  unfinished: {len(chunks)} chunks (resumed by the next run)")
     print(f"{len(entries)} entries, {_size(total)}")
+    foreign = cache.foreign()
+    if foreign:
+        print(f"{len(foreign)} other file(s) or folder(s) there are not lfabench's (left alone)")
     return 0
 
 
 def _cmd_clear(args) -> int:
     cache = ArrayCache()
-    n = cache.clear(args.prefix)
-    k = 0
-    for p in _partials(cache):
-        if p.name.startswith(args.prefix):
-            shutil.rmtree(p, ignore_errors=True)
-            k += 1
-    print(f"removed {n} entries and {k} unfinished extractions from {cache.root}", file=sys.stdout)
+    foreign = cache.foreign()
+    if foreign and not args.keep_foreign:
+        shown = ", ".join(p.name + ("/" if p.is_dir() and not p.is_symlink() else "") for p in foreign[:10])
+        more = f" and {len(foreign) - 10} more" if len(foreign) > 10 else ""
+        print(f"lfabench cache clear: {cache.root} holds {len(foreign)} file(s) or folder(s) lfabench did not "
+              f"write ({shown}{more}); refusing to clear it. Check LFABENCH_CACHE, or pass --keep-foreign to "
+              f"remove lfabench's entries only.", file=sys.stderr)
+        return 2
+    removed = cache.clear(args.prefix, dry_run=args.dry_run)
+    for name in removed:
+        print(f"  {'would remove' if args.dry_run else 'removed'} {name}")
+    verb = "would remove" if args.dry_run else "removed"
+    kept = f"; left {len(foreign)} other file(s) or folder(s) alone" if foreign else ""
+    print(f"{verb} {len(removed)} cache entr{'y' if len(removed) == 1 else 'ies'} from {cache.root}{kept}")
     return 0
 
 
@@ -60,6 +69,9 @@ def add_parser(subparsers) -> None:
     ls = sub.add_parser("list", help="list cache entries with sizes")
     ls.add_argument("--prefix", default="", help="only entries whose name starts with this (e.g. descriptors-)")
     ls.set_defaults(func=_cmd_list)
-    cl = sub.add_parser("clear", help="delete cache entries (all, or those matching --prefix)")
+    cl = sub.add_parser("clear", help="delete lfabench's cache entries (all, or those matching --prefix)")
     cl.add_argument("--prefix", default="", help="only entries whose name starts with this")
+    cl.add_argument("--dry-run", action="store_true", help="list what would be removed, remove nothing")
+    cl.add_argument("--keep-foreign", action="store_true",
+                    help="the cache folder also holds files lfabench did not write: remove lfabench's entries only")
     cl.set_defaults(func=_cmd_clear)

@@ -17,22 +17,28 @@ from pathlib import Path
 
 
 def compare_table(run_paths) -> "pd.DataFrame":
-    """One row per (dataset, descriptor, evaluator, metric, method): mean, std, seeds, p_vs_best, n_pairs."""
+    """One row per (dataset, descriptor, evaluator, metric, method): rank, mean, std, seeds, p_vs_best, n_pairs and
+    ``p_holm``, the p Holm-adjusted over the tests of its (dataset, descriptor, evaluator, metric) section."""
+    from ..evaluation.multiple import holm, tied_ranks
     from ..leaderboard import find_records, records_frame, summarize
+    from ..leaderboard.tables import score_keys
 
     df, _ = records_frame(find_records(run_paths))
     summary = summarize(df)
-    cols = ["dataset", "descriptor", "evaluator", "metric", "aggregator", "mean", "std", "n_seeds", "seeds",
-            "conflicts", "best", "p_vs_best", "n_pairs"]
-    summary = summary.sort_values(["dataset", "descriptor", "evaluator", "metric", "mean"],
-                                  ascending=[True, True, True, True, False])
+    keys = ["dataset", "descriptor", "evaluator", "metric"]
+    cols = keys + ["aggregator", "rank", "mean", "std", "n_seeds", "seeds", "conflicts", "best", "p_vs_best",
+                   "p_holm", "n_pairs"]
+    for _, idx in summary.groupby(keys).groups.items():  # within a section: ties share a rank (exact counts)
+        summary.loc[idx, "rank"] = tied_ranks(score_keys(summary.loc[idx]))
+        summary.loc[idx, "p_holm"] = holm(summary.loc[idx, "p_vs_best"].to_numpy(dtype=float))
+    summary = summary.sort_values(keys + ["rank", "aggregator"])
     return summary[cols].rename(columns={"aggregator": "method"}).reset_index(drop=True)
 
 
 def to_markdown(table) -> str:
     import pandas as pd
 
-    from ..leaderboard.cells import p_cell, score_cell
+    from ..leaderboard.cells import holm_cell, p_cell, rank_cell, score_cell, verdict
 
     if table.empty:
         return "_No successful run records found._"
@@ -41,14 +47,20 @@ def to_markdown(table) -> str:
             ["dataset", "descriptor", "evaluator", "metric"], sort=True):
         parts += [f"## {dataset} — {descriptor} — {evaluator} — {metric}", ""]
         shown = pd.DataFrame({
+            "rank": [rank_cell(r) for r in tab["rank"]],
             "method": tab["method"].values,
             metric: [score_cell(m, s, n) for m, s, n in zip(tab["mean"], tab["std"], tab["n_seeds"])],
             "seeds": tab["n_seeds"].values,
             "p vs best (pairs)": [p_cell(p, n, b) for b, p, n in zip(tab["best"], tab["p_vs_best"], tab["n_pairs"])],
+            "Holm p": [holm_cell(p, b) for p, b in zip(tab["p_holm"], tab["best"])],
+            "vs best": [verdict(p, n, b) for p, n, b in zip(tab["p_holm"], tab["n_pairs"], tab["best"])],
         })
         parts += [shown.to_markdown(index=False), ""]
-    parts.append("p: paired two-sided exact Wilcoxon signed-rank test against the best method, over shared seeds "
-                 "(zero differences dropped); shown from 6 pairs on, below which it cannot reach 0.05.")
+    parts.append("rank: 1 = best, equal means sharing the mean of their ranks (ratios of counts compared exactly); "
+                 "p: paired two-sided exact Wilcoxon signed-rank test against the best method, over shared seeds "
+                 "(zero differences dropped); shown from 6 pairs on, below which it cannot reach 0.05; Holm p: "
+                 "adjusted by Holm's method over the tests of the section; \"not significantly different\" is the "
+                 "absence of evidence, not evidence of equality.")
     conflicted = table[table["conflicts"] > 0] if "conflicts" in table else table.iloc[:0]
     for _, row in conflicted.iterrows():
         parts.append(f"warning: {row['method']} on {row['dataset']}/{row['metric']}: repeated records of "

@@ -65,13 +65,13 @@ def _spec(name: str):
 
 
 def _cmd_fetch(args) -> int:
-    from ..download import FetchError, fetch
+    from ..download import FetchError, UnsafeArchiveError, fetch
     from ..registry import UnknownPluginError
 
     try:
         spec = _spec(args.name)
         path = fetch(args.name, spec.sources, spec.manual, dest=args.dest, timeout=args.timeout)
-    except (FetchError, UnknownPluginError) as exc:
+    except (FetchError, UnknownPluginError, UnsafeArchiveError) as exc:
         print(f"lfabench data fetch: {exc}", file=sys.stderr)
         return 2
     if args.dest:

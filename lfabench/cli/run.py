@@ -21,6 +21,7 @@ from ..plugin import KINDS
 from ..registry import config_search_paths, get_registry, unknown_message
 from ..resume import register_resolver
 from .orphans import exit_with_sweep, mark_sweep_process
+from .summary import format_result, quiet_console, strip_verbose
 
 CONFIG_PACKAGE = "lfabench_conf"
 #: Set (by ``lfabench --debug``) to print a user error's traceback under its one-line message.
@@ -32,10 +33,13 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from ..describe import DescriptorDataError
     from ..params import ConfigError
     from ..registry import PluginConflictError, UnknownPluginError
+    from ..run import RecordNotSavedError
+    from ..storage import WriteError
 
-    # FileNotFoundError covers DatasetNotFoundError and a descriptor file or folder that is not there
+    # FileNotFoundError covers DatasetNotFoundError and a descriptor file or folder that is not there;
+    # WriteError: a file that could not be written (disk full...), named
     return (ConfigError, UnknownPluginError, PluginConflictError, FileNotFoundError, CorruptImageError,
-            DescriptorDataError)
+            RecordNotSavedError, WriteError, DescriptorDataError)
 
 
 #: Errors a user caused and can fix (bad parameter, missing data...): one message, no traceback.
@@ -190,6 +194,7 @@ def task(cfg) -> None:
     from ..resume import claim_run
 
     logging.getLogger("faiss.loader").setLevel(logging.WARNING)
+    quiet_console()
     run_dir = HydraConfig.get().runtime.output_dir
     with claim_run(run_dir) as holder:
         if holder is not None:  # a second sweep into the same folder: the first one is computing this run
@@ -206,7 +211,7 @@ def _claimed_task(cfg, run_dir: str) -> None:
     from ..dataset import DatasetNotFoundError
     from ..isolation import RunInterrupted
     from ..resume import complete_record
-    from ..run import format_summary, run_benchmark
+    from ..run import run_benchmark
 
     config = OmegaConf.to_container(cfg, resolve=True)
     setting = OmegaConf.to_container(cfg, resolve=False)
@@ -233,7 +238,10 @@ def _claimed_task(cfg, run_dir: str) -> None:
         user_error = isinstance(exc, USER_ERRORS)
         if not cfg.get("continue_on_error", False) and not user_error:
             raise
-        print(f"lfabench run FAILED: {exc}\n  (the record {run_dir}/result.json keeps the traceback)"
+        from ..run import RecordNotSavedError
+
+        print(f"lfabench run FAILED: {exc}" if isinstance(exc, RecordNotSavedError) else
+              f"lfabench run FAILED: {exc}\n  (the record {run_dir}/result.json keeps the traceback)"
               if user_error else
               f"lfabench run FAILED ({type(exc).__name__}: {exc}); record in {run_dir}/result.json",
               file=sys.stderr)
@@ -243,7 +251,7 @@ def _claimed_task(cfg, run_dir: str) -> None:
             # one clear message, no traceback nor Hydra's HYDRA_FULL_ERROR hint: the user can fix this
             raise SystemExit(2) from None
         return
-    print(format_summary(record), flush=True)
+    print(format_result(record), flush=True)
 
 
 # A launcher's worker imports this module when it unpickles ``task``, before its first job: from then on it
@@ -255,6 +263,7 @@ def main(argv: list[str]) -> None:
     """Run Hydra on ``argv`` (overrides and Hydra flags, exactly as Hydra takes them)."""
     import hydra
 
+    argv = strip_verbose(argv)
     check_group_overrides(argv)
     mark_sweep_process()
     register_plugin_configs()

@@ -8,13 +8,17 @@
 * :func:`rank_database`, :func:`fit_metric_space`, :func:`knn_search` — exact FAISS
   search with the lower-index tie rule (:mod:`lfabench.evaluation.search`);
 * :func:`paired_wilcoxon_p`, :func:`compare_to_best` — paired significance over
-  seeds (:mod:`lfabench.evaluation.significance`).
+  seeds (:mod:`lfabench.evaluation.significance`);
+* :func:`holm`, :func:`tied_ranks`, :func:`friedman_test`, :func:`nemenyi_cd` — many comparisons at once:
+  Holm's adjustment, ranks with ties, Friedman's test and Nemenyi's critical difference (Demšar 2006)
+  (:mod:`lfabench.evaluation.multiple`).
 
 FAISS and scikit-learn are imported when a function needs them, not on import.
 """
 
 from .knn import knn_accuracy, knn_predict
 from .ranking import average_precision, mean_average_precision, precision_at_k
+from .multiple import FriedmanResult, friedman_test, holm, nemenyi_cd, nemenyi_q, tied_ranks
 from .search import METRICS, MetricSpace, fit_metric_space, knn_search, rank_database
 from .significance import compare_to_best, paired_wilcoxon_p, significance_by_group
 from .whitening import COVARIANCE_ESTIMATORS, Whitening, fit_whitening
@@ -24,5 +28,6 @@ __all__ = [
     "knn_accuracy", "knn_predict",
     "METRICS", "MetricSpace", "fit_metric_space", "knn_search", "rank_database",
     "paired_wilcoxon_p", "compare_to_best", "significance_by_group",
+    "holm", "tied_ranks", "FriedmanResult", "friedman_test", "nemenyi_q", "nemenyi_cd",
     "COVARIANCE_ESTIMATORS", "Whitening", "fit_whitening",
 ]

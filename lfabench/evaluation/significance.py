@@ -16,16 +16,19 @@ method="exact").pvalue``:
 
 :func:`compare_to_best` applies it to a table of per-seed scores: each method
 against the best one (highest mean; every lfabench metric is higher-is-better),
-pairing by seed over the seeds both have.
+pairing by seed over the seeds both have. Where the scores are ratios of counts, an
+exact column (:class:`fractions.Fraction` per run) decides which mean is highest, so
+two methods with equal counts are both best rather than split by float rounding.
 """
 
 from __future__ import annotations
 
 import warnings
+from fractions import Fraction
 
 import numpy as np
 
-__all__ = ["paired_wilcoxon_p", "compare_to_best", "significance_by_group"]
+__all__ = ["paired_wilcoxon_p", "compare_to_best", "significance_by_group", "exact_mean"]
 
 
 def paired_wilcoxon_p(scores_a, scores_b) -> float:
@@ -46,15 +49,38 @@ def paired_wilcoxon_p(scores_a, scores_b) -> float:
     return float(result.pvalue)
 
 
+def exact_mean(values) -> Fraction | None:
+    """The exact mean of :class:`~fractions.Fraction` scores; None when any is missing (no exact score known)."""
+    values = list(values)
+    if not values or any(not isinstance(v, Fraction) for v in values):
+        return None
+    return sum(values, Fraction(0)) / len(values)
+
+
+def _order_keys(per_seed_value, per_seed_exact) -> "pd.Series":
+    """Each method's mean as an exactly comparable number: the exact mean where every run has one, else the
+    float mean (as the Fraction it exactly is)."""
+    import pandas as pd
+
+    means = per_seed_value.groupby(level=0).mean()
+    if per_seed_exact is None:
+        return pd.Series({m: Fraction(float(v)) for m, v in means.items()}, dtype=object)
+    exact = per_seed_exact.groupby(level=0).agg(exact_mean)
+    return pd.Series({m: exact[m] if exact[m] is not None else Fraction(float(v)) for m, v in means.items()},
+                     dtype=object)
+
+
 def compare_to_best(scores: "pd.DataFrame", method: str = "method", seed: str = "seed",
-                    value: str = "value") -> "pd.DataFrame":
+                    value: str = "value", exact: str | None = None) -> "pd.DataFrame":
     """Mean ± std over seeds per method and the paired Wilcoxon p-value against the best method.
 
     ``scores`` has one row per (method, seed) run; several runs of one (method,
-    seed) are averaged first. Returns one row per method, best first, with columns
-    ``method, mean, std`` (ddof=1; 0 for one seed), ``n_seeds, best`` (bool),
-    ``p_vs_best`` (NaN for the best itself and where no seed is shared) and
-    ``n_pairs`` (seeds shared with the best).
+    seed) are averaged first. ``exact`` names an optional column of exact scores
+    (:class:`fractions.Fraction`, or None where unknown) that decides the order of the means.
+    Returns one row per method, best first, with columns
+    ``method, mean, std`` (ddof=1; 0 for one seed), ``n_seeds, best`` (bool: every method whose mean
+    equals the highest), ``p_vs_best`` (NaN for a best method and where no seed is shared) and
+    ``n_pairs`` (seeds shared with the best; for tied best methods, the first in name order is the reference).
     """
     import pandas as pd
 
@@ -62,9 +88,16 @@ def compare_to_best(scores: "pd.DataFrame", method: str = "method", seed: str = 
     if scores.empty:
         return pd.DataFrame(columns=columns)
     per_seed = scores.groupby([method, seed], sort=True)[value].mean()
+    per_seed_exact = (scores.groupby([method, seed], sort=True)[exact].agg(exact_mean)
+                      if exact is not None and exact in scores else None)
     table = per_seed.groupby(level=0).agg(["mean", "std", "size"]).rename(columns={"size": "n_seeds"})
     table["std"] = table["std"].fillna(0.0)
-    table = table.sort_values("mean", ascending=False, kind="stable")
+    keys = _order_keys(per_seed, per_seed_exact)
+    table["_key"] = [keys[m] for m in table.index]
+    table = table.iloc[sorted(range(len(table)), key=lambda i: -table["_key"].iloc[i])]  # stable: name order
+    top = table["_key"].iloc[0]
+    tied_best = [m for m in table.index if table.loc[m, "_key"] == top]
+    table = table.drop(columns="_key")
     best = table.index[0]
     best_scores = per_seed.loc[best]
     p_values, n_pairs = [], []
@@ -72,19 +105,19 @@ def compare_to_best(scores: "pd.DataFrame", method: str = "method", seed: str = 
         mine = per_seed.loc[name]
         shared = mine.index.intersection(best_scores.index)
         n_pairs.append(int(shared.size))
-        if name == best or shared.size == 0:
+        if name in tied_best or shared.size == 0:
             p_values.append(float("nan"))
         else:
             p_values.append(paired_wilcoxon_p(mine.loc[shared].to_numpy(), best_scores.loc[shared].to_numpy()))
     out = table.reset_index().rename(columns={table.index.name or "index": method})
-    out["best"] = out[method] == best
+    out["best"] = out[method].isin(tied_best)
     out["p_vs_best"] = p_values
     out["n_pairs"] = n_pairs
     return out[columns]
 
 
 def significance_by_group(scores: "pd.DataFrame", group_columns: list[str], method: str = "method",
-                          seed: str = "seed", value: str = "value") -> "pd.DataFrame":
+                          seed: str = "seed", value: str = "value", exact: str | None = None) -> "pd.DataFrame":
     """:func:`compare_to_best` within each group of ``group_columns`` (e.g. dataset, descriptor, evaluator, metric).
 
     Returns the group columns, ``method`` and ``mean, std, n_seeds, best, p_vs_best, n_pairs``.
@@ -93,7 +126,7 @@ def significance_by_group(scores: "pd.DataFrame", group_columns: list[str], meth
 
     parts = []
     for key, grp in scores.groupby(group_columns, sort=True):
-        table = compare_to_best(grp, method=method, seed=seed, value=value)
+        table = compare_to_best(grp, method=method, seed=seed, value=value, exact=exact)
         for col, v in zip(group_columns, key if isinstance(key, tuple) else (key,)):
             table.insert(0, col, v)
         parts.append(table)

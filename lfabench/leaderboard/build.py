@@ -4,7 +4,8 @@ Writes ``<name>.md`` and ``<name>.csv`` (the tables; ``<name>-runs.csv``: one ro
 and metric with its records' provenance, the compact per-seed form of the records; ``<name>-paper.csv`` beside the paper's numbers
 where the records cover one of its tables), ``<name>.html`` (the self-contained page) and the
 PNG plots (per table: scores with every seed, and the trade-offs against time and output dimension;
-the paper's curves wherever the records support one: :mod:`lfabench.leaderboard.curves`), and
+the paper's curves wherever the records support one: :mod:`lfabench.leaderboard.curves`; ``<name>-cd.png``, the
+critical-difference diagram of the mean ranks across tasks: :mod:`lfabench.leaderboard.cd_diagram`), and
 ``<name>-outputs.txt``, the list of these files: a rebuild deletes what the previous build wrote and this
 one does not (:func:`replace_outputs`).
 """
@@ -16,7 +17,7 @@ from typing import Iterable
 
 from ..storage import write_text_atomic
 from .paper import paper_markdown, paper_table
-from .ranks import rank_markdown, rank_table
+from .ranks import cd_plot, rank_markdown, rank_table
 from .tables import INTRO, _shown_path, dedupe_runs, find_records, labelled, records_frame, summarize, to_markdown
 
 
@@ -47,7 +48,9 @@ def build_leaderboard(run_paths: Iterable[Path | str], out_dir: Path | str = "le
         for title, files in part.items():
             plots.setdefault(title, []).extend(files)
     plots[""] = plot_curves(df, out_dir, name)  # the paper's curves, page-wide
-    sections = [s for s in [rank_markdown(summary), paper_markdown(summary)] if s]
+    cd_png = cd_plot(summary, out_dir / f"{name}-cd.png")
+    plots[""] += [cd_png] if cd_png else []
+    sections = [s for s in [rank_markdown(summary, cd_png.name if cd_png else None), paper_markdown(summary)] if s]
     write_text_atomic(paths["markdown"], to_markdown(summary, failed, command=command, extra_sections=sections))
     write_text_atomic(paths["csv"], summary.to_csv(index=False))
     paths["runs_csv"] = out_dir / f"{name}-runs.csv"
@@ -88,9 +91,10 @@ def replace_outputs(out_dir: Path, name: str, written: list[Path]) -> tuple[Path
 
 
 #: Columns of ``<name>-runs.csv``, in order (those the records have).
-RUN_COLUMNS = ["dataset", "descriptor", "aggregator", "evaluator", "metric", "setting", "seed", "value", "n_records",
-               "conflict", "fit_s", "fit_cache_untimed", "transform_s", "peak_rss_mb", "output_dim", "lfabench_version",
-               "git_revision", "finished_at", "path"]
+#: ``exact``: the value as an exact fraction (``37200/897``) where it is a percentage of a count, else empty.
+RUN_COLUMNS = ["dataset", "descriptor", "aggregator", "evaluator", "metric", "setting", "seed", "value", "exact",
+               "n_records", "conflict", "fit_s", "fit_cache_untimed", "transform_s", "peak_rss_mb", "output_dim",
+               "lfabench_version", "git_revision", "finished_at", "path"]
 
 
 def per_seed_table(df):

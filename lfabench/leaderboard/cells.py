@@ -6,7 +6,12 @@ Each rule here exists because a reader was misled by the previous one:
   cell says the spread is unknown;
 * the two-sided exact Wilcoxon test on ``n`` non-zero paired differences cannot give p below
   ``2 / 2**n`` (``1`` for one pair, ``0.5`` for two, ``0.0625`` for five): below
-  :data:`MIN_PAIRS_FOR_P` pairs any p is uninformative whatever the gap, so it is not shown.
+  :data:`MIN_PAIRS_FOR_P` pairs any p is uninformative whatever the gap, so it is not shown;
+* a table holds many tests against its best rows: a raw p below 0.05 among them is expected by
+  chance, so the Holm-adjusted p stands beside it and decides what the text says (:func:`verdict`);
+* a test that does not reject says nothing about equality: "not significantly different", with
+  the level, the correction and the number of seeds, never "level with" or "no different";
+* equal scores share a rank (``7.5`` for two at 7-8), as in Demšar (2006).
 """
 
 from __future__ import annotations
@@ -41,6 +46,33 @@ def p_cell(p: float, n_pairs, best) -> str:
     if int(n_pairs) < MIN_PAIRS_FOR_P or _missing(p):
         return P_NOT_AVAILABLE
     return f"{p:.4g} ({int(n_pairs)})"
+
+
+#: The level every generated statement about significance uses.
+ALPHA = 0.05
+
+
+def holm_cell(p_holm: float, best) -> str:
+    """The Holm-adjusted p of a row (``—`` for a best row and where no p is shown)."""
+    if (not _missing(best) and bool(best)) or _missing(p_holm):
+        return "—"
+    return f"{p_holm:.4g}"
+
+
+def verdict(p_holm: float, n_pairs, best) -> str:
+    """What the test against the best says, in words that claim no more than it shows."""
+    if not _missing(best) and bool(best):
+        return "best"
+    if _missing(p_holm) or _missing(n_pairs):
+        return "not tested"
+    if p_holm < ALPHA:
+        return f"below the best at alpha={ALPHA:g} (Holm), n={int(n_pairs)} seeds"
+    return f"not significantly different at alpha={ALPHA:g} (Holm), n={int(n_pairs)} seeds"
+
+
+def rank_cell(rank) -> str:
+    """A rank; a tie shows the mean of the ranks it spans (``7.5``)."""
+    return "—" if _missing(rank) else f"{float(rank):g}"
 
 
 def number_cell(value, fmt: str = "{:.2f}") -> str:

@@ -7,19 +7,26 @@
   versions and git revisions produced the records;
 * every score links to its runs: the ``result.json`` files (relative links) and, inline, each run's
   seed, score, versions, git revision and resolved config.
+
+Safe to publish whatever the records hold: every fragment is written by :func:`html` (a literal template,
+every value escaped by markupsafe) and every link by :func:`link` (only anchors, http(s) URLs and
+percent-encoded relative paths), and a Content-Security-Policy lets only the page's own script and style
+run, so a hostile metric name, label, path or note shows as text and can run nothing.
 """
 
 from __future__ import annotations
 
 import base64
 import datetime as _dt
-import html
+import hashlib
 import json
 import os
 import re
 from pathlib import Path
+from urllib.parse import quote
 
 import pandas as pd
+from markupsafe import Markup, escape
 
 from .._version import __version__
 from ..record import read_record
@@ -55,9 +62,64 @@ STYLE = ("body{font-family:sans-serif;margin:2em;color:#222}table{border-collaps
          "overflow:auto;max-height:20em}details{margin:2px 0}")
 
 
-def inline_markdown(text: str) -> str:
+def _csp_hash(source: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(source.encode()).digest()).decode("ascii") + "'"
+
+
+#: What the page may do: run its own sort script and style (by their hashes) and show its inline PNGs; nothing
+#: else. An injected inline handler (``onerror=``), ``<script>`` or ``javascript:`` link does not run even if some
+#: value ever reached the page unescaped, and nothing is fetched from anywhere.
+CONTENT_SECURITY_POLICY = (f"default-src 'none'; script-src {_csp_hash(SORT_JS)}; style-src {_csp_hash(STYLE)}; "
+                           "img-src data:; base-uri 'none'; form-action 'none'")
+
+
+# ------------------------------------------------------------------ the one way HTML is written
+# Every fragment of the page is made by `html(template, *values)`: the template is a literal of this module,
+# every value is escaped (text and attribute alike: & < > ' " all become entities) unless it is a fragment
+# made here. Links are made by `link` only. A value a record or a plugin controls (metric and plugin names,
+# labels, parameter values, paths, notes) therefore never becomes markup, whatever field it comes from.
+
+def html(template: str, *values) -> Markup:
+    """``template`` (a literal of this module, ``{}`` placeholders) with every value escaped (markupsafe)."""
+    return Markup(template).format(*values)
+
+
+def join(fragments) -> Markup:
+    """Fragments made by :func:`html` (plain strings among them are escaped), concatenated."""
+    return Markup("").join(fragments)
+
+
+def safe_href(target: str) -> str | None:
+    """``target`` as a link that can only navigate: an ``#anchor``, an http(s) URL, or a relative path.
+
+    Anything else is taken as a relative path and percent-encoded (``urllib.parse.quote``): no scheme
+    survives, so a run folder named ``javascript:...`` becomes the relative link ``javascript%3A...`` (the
+    folder, not a script), and ``data:``/``file:`` likewise. An absolute path (``/...``, ``//host``, ``C:\\``)
+    gives None: no link (a page must not point into its builder's machine).
+    """
+    target = str(target)
+    if target.startswith("#"):
+        return "#" + quote(target[1:], safe="-_.")
+    if re.fullmatch(r"https?://[^\s<>'\"`]+", target, flags=re.IGNORECASE):
+        return target
+    if target.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:[\\/]", target):
+        return None
+    return quote(target.replace(os.sep, "/"), safe="/-_.~")
+
+
+def link(target: str, text, title: str | None = None) -> Markup:
+    """``<a href=...>text</a>`` when :func:`safe_href` accepts ``target``, else ``text`` alone (escaped)."""
+    href = safe_href(target)
+    if href is None:
+        return escape(text)
+    if title is not None:
+        return html("<a href='{}' title='{}'>{}</a>", href, title, text)
+    return html("<a href='{}'>{}</a>", href, text)
+
+
+def inline_markdown(text: str) -> Markup:
     """Escape ``text`` and turn Markdown's ``code`` spans into ``<code>`` (no literal backticks on the page)."""
-    return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text))
+    return Markup(re.sub(r"`([^`]+)`", r"<code>\1</code>", str(escape(text))))
 
 
 def _sort_key(value) -> str:
@@ -72,7 +134,7 @@ def _shown(value) -> str:
     return _sort_key(value) or "—"
 
 
-def _table_html(tab: pd.DataFrame, metric: str, anchors: list[str]) -> str:
+def _table_html(tab: pd.DataFrame, metric: str, anchors: list[str]) -> Markup:
     """One sortable table; the score cell links to the runs section of its setting."""
     shown = display_table(tab, metric)
     raw = {metric: tab["mean"].tolist(), "seeds": tab["n_seeds"].tolist(), "runs": tab["n_runs"].tolist(),
@@ -80,46 +142,53 @@ def _table_html(tab: pd.DataFrame, metric: str, anchors: list[str]) -> str:
            "peak memory (MiB)": tab["peak_rss_mb_max"].tolist(), "output dim": tab["output_dim"].tolist(),
            "p vs best (pairs)": [0.0 if b else p for b, p in zip(tab["best"], tab["p_vs_best"])]}
     numeric = set(NUMERIC_COLUMNS) | {metric}
-    head = "".join(f"<th class='{'num' if c in numeric else ''}'>{html.escape(c)}</th>" for c in shown.columns)
+    head = join(html("<th class='{}'>{}</th>", "num" if c in numeric else "", c) for c in shown.columns)
     rows = []
     for i in range(len(shown)):
         cells = []
         for col in shown.columns:
-            text = html.escape(str(shown[col].iloc[i]))
-            if col == metric:
-                text = f"<a href='#{anchors[i]}' title='the runs of this cell'>{text}</a>"
+            text = str(shown[col].iloc[i])
+            content = link(f"#{anchors[i]}", text, title="the runs of this cell") if col == metric else escape(text)
             sort = _sort_key(raw[col][i]) if col in raw else _sort_key(shown[col].iloc[i])
-            cls = " class='num'" if col in numeric else ""
-            cells.append(f"<td{cls} data-sort='{html.escape(sort, quote=True)}'>{text}</td>")
-        rows.append("<tr>" + "".join(cells) + "</tr>")
-    return (f"<div class='scroll'><table class='sortable'><thead><tr>{head}</tr></thead>"
-            f"<tbody>{''.join(rows)}</tbody></table></div>")
+            cells.append(html("<td{}{}>{}</td>", Markup(" class='num'") if col in numeric else "",
+                              html(" data-sort='{}'", sort), content))
+        rows.append(html("<tr>{}</tr>", join(cells)))
+    return html("<div class='scroll'><table class='sortable'><thead><tr>{}</tr></thead><tbody>{}</tbody></table>"
+                "</div>", head, join(rows))
 
 
-def _runs_html(anchor: str, title: str, paths: list[str], out_dir: Path) -> str:
+def _metrics_text(metrics) -> str:
+    """``name=value, ...``; a value that is not a number is shown as it is (the record says what it holds)."""
+    def one(value):
+        return f"{value:.4g}" if isinstance(value, (int, float)) and not isinstance(value, bool) else repr(value)
+    return ", ".join(f"{k}={one(v)}" for k, v in (metrics.items() if isinstance(metrics, dict) else ()))
+
+
+def _runs_html(anchor: str, title: str, paths: list[str], out_dir: Path) -> Markup:
     """One setting's runs: a relative link to each record and its provenance (versions, git revision, config)."""
     items = []
     for path in paths:
         try:
             rec = read_record(Path(path))
         except (OSError, ValueError) as exc:
-            items.append(f"<li>{html.escape(path)}: unreadable ({html.escape(str(exc))})</li>")
+            items.append(html("<li>{}: unreadable ({})</li>", path, exc))
             continue
-        link = os.path.relpath(path, out_dir)
-        plugins = ", ".join(f"{k} {v.get('name')} {v.get('version')}" for k, v in (rec.get("plugins") or {}).items())
-        metrics = ", ".join(f"{k}={v:.4g}" for k, v in rec["metrics"].items())
-        items.append(
-            f"<li><a href='{html.escape(link, quote=True)}'>{html.escape(link)}</a> — seed {rec['seed']}, {metrics}"
-            f"<br><span class='meta'>lfabench {html.escape(str(rec.get('lfabench_version')))}, git "
-            f"{html.escape(str(rec.get('git_revision')))}, finished {html.escape(str(rec.get('finished_at')))}; "
-            f"{html.escape(plugins)}</span><details><summary>config</summary>"
-            f"<pre>{html.escape(json.dumps(rec['config'], indent=1, sort_keys=True))}</pre></details></li>")
-    return f"<div id='{anchor}'><h4>{html.escape(title)}</h4><ul>{''.join(items)}</ul></div>"
+        target = os.path.relpath(path, out_dir)
+        plugins = ", ".join(f"{k} {v.get('name')} {v.get('version')}" for k, v in (rec.get("plugins") or {}).items()
+                            if isinstance(v, dict))
+        items.append(html(
+            "<li>{} — seed {}, {}<br><span class='meta'>lfabench {}, git {}, finished {}; {}</span>"
+            "<details><summary>config</summary><pre>{}</pre></details></li>",
+            link(target, target), rec.get("seed"), _metrics_text(rec.get("metrics")), rec.get("lfabench_version"),
+            rec.get("git_revision"), rec.get("finished_at"), plugins,
+            json.dumps(rec.get("config"), indent=1, sort_keys=True, default=str)))
+    return html("<div id='{}'><h4>{}</h4><ul>{}</ul></div>", anchor, title, join(items))
 
 
-def _image(path: Path) -> str:
+def _image(path: Path) -> Markup:
     data = base64.b64encode(Path(path).read_bytes()).decode("ascii")
-    return f"<img alt='{html.escape(Path(path).stem)}' src='data:image/png;base64,{data}'>"
+    # the one data: URL of the page: written here from the PNG's bytes, never taken from a record
+    return html("<img alt='{}' src='{}'>", Path(path).stem, Markup(f"data:image/png;base64,{data}"))
 
 
 def to_html(summary: pd.DataFrame, failed: list[dict], out_dir: Path | str = ".", intro: str = "",
@@ -132,37 +201,39 @@ def to_html(summary: pd.DataFrame, failed: list[dict], out_dir: Path | str = "."
     versions = sorted({v for cell in summary.get("lfabench_versions", []) for v in str(cell).split(",") if v})
     revisions = sorted({v for cell in summary.get("git_revisions", []) for v in str(cell).split(",") if v})
     generated = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-    body = ["<h1>lfabench leaderboard</h1>",
-            f"<p class='meta' id='provenance'>Generated {html.escape(generated)} by lfabench "
-            f"{html.escape(__version__)}{' with <code>' + html.escape(command) + '</code>' if command else ''}. "
-            f"Records from lfabench {html.escape(', '.join(versions) or '—')}; git revision(s) "
-            f"{html.escape(', '.join(revisions) or 'unknown')}.</p>",
-            f"<p>{inline_markdown(intro)}</p><p class='meta'>Click a column header to sort; click a score for "
-            "its runs.</p>"]
+    body = [Markup("<h1>lfabench leaderboard</h1>"),
+            html("<p class='meta' id='provenance'>Generated {} by lfabench {}{}. Records from lfabench {}; "
+                 "git revision(s) {}.</p>", generated, __version__,
+                 html(" with <code>{}</code>", command) if command else "",
+                 ", ".join(versions) or "—", ", ".join(revisions) or "unknown"),
+            html("<p>{}</p><p class='meta'>Click a column header to sort; click a score for its runs.</p>",
+                 inline_markdown(intro))]
     if summary.empty:
-        body.append("<p><em>No successful run records found.</em></p>")
+        body.append(Markup("<p><em>No successful run records found.</em></p>"))
     runs = []
     for t, (title, metric, tab) in enumerate(table_groups(summary)):
         anchors = [f"runs-{t}-{i}" for i in range(len(tab))]
-        body += [f"<h2>{html.escape(title)}</h2>", _table_html(tab, metric, anchors)]
+        body += [html("<h2>{}</h2>", title), _table_html(tab, metric, anchors)]
         body += [_image(p) for p in plots.get(title, [])]
         for anchor, (_, row) in zip(anchors, tab.iterrows()):
             runs.append(_runs_html(anchor, f"{title}: {row['descriptor']} {row['aggregator']}",
                                    [p for p in str(row["paths"]).split(";") if p], out_dir))
     for title, table in extra_sections:
-        head = "".join(f"<th>{html.escape(str(c))}</th>" for c in table.columns)
-        rows = "".join("<tr>" + "".join(f"<td data-sort='{html.escape(_sort_key(v), quote=True)}'>"
-                                        f"{html.escape(_shown(v))}</td>" for v in row) + "</tr>"
-                       for row in table.itertuples(index=False))
-        body += [f"<h2>{html.escape(title)}</h2>",
-                 f"<table class='sortable'><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"]
+        head = join(html("<th>{}</th>", c) for c in table.columns)
+        rows = join(html("<tr>{}</tr>", join(html("<td data-sort='{}'>{}</td>", _sort_key(v), _shown(v))
+                                             for v in row))
+                    for row in table.itertuples(index=False))
+        body += [html("<h2>{}</h2>", title),
+                 html("<table class='sortable'><thead><tr>{}</tr></thead><tbody>{}</tbody></table>", head, rows)]
     if plots.get(""):
-        body += ["<h2>Plots</h2>"] + [_image(p) for p in plots[""]]
+        body += [Markup("<h2>Plots</h2>")] + [_image(p) for p in plots[""]]
     if runs:
-        body += ["<h2>Runs</h2>"] + runs
+        body += [Markup("<h2>Runs</h2>")] + runs
     if failed:
-        items = "".join(f"<li><code>{html.escape(f['path'])}</code>: {html.escape(str(f['status']))} — "
-                        f"{html.escape(f['error'])}</li>" for f in failed)
-        body.append(f"<p>{len(failed)} run record(s) not counted (failed or unreadable):</p><ul>{items}</ul>")
-    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>lfabench leaderboard</title>"
-            f"<style>{STYLE}</style></head><body>{''.join(body)}<script>{SORT_JS}</script></body></html>\n")
+        items = join(html("<li><code>{}</code>: {} — {}</li>", f.get("path"), f.get("status"), f.get("error"))
+                     for f in failed)
+        body.append(html("<p>{} run record(s) not counted (failed or unreadable):</p><ul>{}</ul>", len(failed), items))
+    return str(html("<!DOCTYPE html><html><head><meta charset='utf-8'>"
+                    "<meta http-equiv='Content-Security-Policy' content='{}'><title>lfabench leaderboard</title>"
+                    "<style>{}</style></head><body>{}<script>{}</script></body></html>\n",
+                    CONTENT_SECURITY_POLICY, Markup(STYLE), join(body), Markup(SORT_JS)))

@@ -3,23 +3,38 @@
 The paper's numbers are data (``paper_results.csv`` beside this module, transcribed with its source
 cited in its header). A paper row is shown when the records have its (dataset, descriptor, metric)
 table; a method the records lack there reads "not run". Ranks are among the methods present in both,
-so they compare like with like (1 = best; for ``aggregation_time_s``, the fastest). Where several
-settings of a method were run, the one with the most seeds (then the best mean) stands for it.
+so they compare like with like (1 = best; for ``aggregation_time_s``, the fastest; equal values share
+the mean of their ranks, lfabench's compared exactly where the metric is a ratio of counts). Where
+several settings of a method were run, the one with the most seeds (then the best mean) stands for it.
+
+Times are shown side by side with the hardware that measured them, never subtracted: the paper timed
+one core of another machine, so a difference would mix the methods with the machines.
+
+Agreement of the two orders: Kendall's tau-b (ties counted as ties, not as reversals) with its
+two-sided p, Holm-adjusted over the section's tables; a non-significant tau is stated as such, never
+as "unrelated" or "the same".
 """
 
 from __future__ import annotations
 
 from importlib import resources
 
+import numpy as np
 import pandas as pd
 
-from .cells import score_cell
+from ..evaluation.multiple import holm, tied_ranks
+from .cells import ALPHA, score_cell
+from .tables import score_keys
 
 #: paper metric -> the evaluator that reports it; time is compared with fit + transform seconds.
 EVALUATOR_OF = {"accuracy": "knn", "mAP": "retrieval"}
 TIME = "aggregation_time_s"
+#: Where the paper's times were measured (``shared/docs/protocols.md``: "one 2.3 GHz Xeon core").
+PAPER_HARDWARE = "one 2.3 GHz Xeon core"
 CAVEAT = ("The paper used images at original resolution; the shared Scene-15 copy is 200x200, so lfabench's "
           "numbers on it compare methods with each other, not with the paper's absolute values.")
+COLUMNS = ["dataset", "descriptor", "metric", "method", "paper", "paper rank", "lfabench", "seeds", "lfabench rank",
+           "paper hardware", "lfabench hardware"]
 
 
 def paper_results() -> pd.DataFrame:
@@ -40,54 +55,102 @@ def _descriptor_settings(summary: pd.DataFrame, dataset: str, descriptor: str) -
 
 
 def _measured(summary: pd.DataFrame, dataset: str, descriptor: str, metric: str) -> pd.DataFrame:
-    """One row per method (base aggregator name) with ``value`` (score or seconds) for this table;
-    ``descriptor`` is a descriptor label of the records."""
+    """One row per method (base aggregator name) with ``value`` (score or seconds) and ``key`` (the exactly
+    comparable score, or the seconds) for this table; ``descriptor`` is a descriptor label of the records."""
     score_metric = "accuracy" if metric == TIME else metric
     rows = summary[(summary["dataset"] == dataset) & (summary["descriptor"] == descriptor)
                    & (summary["metric"] == score_metric)]
     if metric != TIME:
         rows = rows[rows["evaluator"] == EVALUATOR_OF.get(metric, rows["evaluator"])]
-    rows = rows.assign(method=rows["aggregator"].map(_base),
-                       value=(rows["fit_s_mean"].fillna(0) + rows["transform_s_mean"].fillna(0))
-                       if metric == TIME else rows["mean"])
+    seconds = rows["fit_s_mean"].fillna(0) + rows["transform_s_mean"].fillna(0)
+    rows = rows.assign(method=rows["aggregator"].map(_base), value=seconds if metric == TIME else rows["mean"],
+                       key=list(seconds) if metric == TIME else score_keys(rows))
     rows = rows.sort_values(["n_seeds", "mean"], ascending=[False, False]).drop_duplicates("method")
     return rows.set_index("method")
 
 
-def paper_table(summary: pd.DataFrame, paper: pd.DataFrame | None = None) -> pd.DataFrame:
-    """One row per paper number whose table the records have: the paper's value and rank, lfabench's, and
-    the difference (lfabench - paper)."""
-    paper = paper_results() if paper is None else paper
-    columns = ["dataset", "descriptor", "metric", "method", "paper", "paper rank", "lfabench", "seeds",
-               "lfabench rank", "lfabench - paper"]
-    out = []
+def _blocks(summary: pd.DataFrame, paper: pd.DataFrame):
+    """``(dataset, descriptor label, metric, paper rows, measured rows)`` for every paper table the records have."""
     for (dataset, paper_descriptor, metric), rows in paper.groupby(["dataset", "descriptor", "metric"], sort=True):
         for descriptor in _descriptor_settings(summary, dataset, paper_descriptor):
-            out += _rows(rows, _measured(summary, dataset, descriptor, metric), dataset, descriptor, metric)
-    table = pd.DataFrame(out, columns=columns)
-    return table.astype({"paper rank": "Int64", "lfabench rank": "Int64"})  # ranks stay integers beside "not run"
+            measured = _measured(summary, dataset, descriptor, metric)
+            if not measured.empty:
+                yield dataset, descriptor, metric, rows, measured
+
+
+def _ranks(rows: pd.DataFrame, measured: pd.DataFrame, metric: str) -> tuple[pd.Series, pd.Series]:
+    """The paper's and lfabench's ranks among the methods in both (1 = best; ties share the mean rank)."""
+    both = [m for m in rows["method"] if m in measured.index]
+    higher = metric != TIME
+    paper = rows.set_index("method").loc[both, "value"]
+    return (pd.Series(tied_ranks(list(paper), higher), index=both),
+            pd.Series(tied_ranks(list(measured.loc[both, "key"]), higher), index=both))
+
+
+def paper_table(summary: pd.DataFrame, paper: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per paper number whose table the records have: the paper's value and rank, lfabench's, and for
+    times the hardware of each (never their difference)."""
+    paper = paper_results() if paper is None else paper
+    out = []
+    for dataset, descriptor, metric, rows, measured in _blocks(summary, paper):
+        out += _rows(rows, measured, dataset, descriptor, metric)
+    return pd.DataFrame(out, columns=COLUMNS)
 
 
 def _rows(rows: pd.DataFrame, measured: pd.DataFrame, dataset: str, descriptor: str, metric: str) -> list[list]:
     """The table's rows for one paper table (``rows``) beside one descriptor label's measurements."""
-    if measured.empty:
-        return []
     out = []
-    both = rows[rows["method"].isin(measured.index)]
-    ascending = metric == TIME
-    paper_rank = both.set_index("method")["value"].rank(ascending=ascending, method="min")
-    ours_rank = measured.loc[both["method"], "value"].rank(ascending=ascending, method="min")
-    for _, r in rows.sort_values("value", ascending=ascending).iterrows():
+    paper_rank, ours_rank = _ranks(rows, measured, metric)
+    for _, r in rows.sort_values("value", ascending=metric == TIME).iterrows():
         m = r["method"]
+        hardware = [PAPER_HARDWARE, None] if metric == TIME else [None, None]
         if m in measured.index:
             got = measured.loc[m]
             shown = (f"{got['value']:.1f} s" if metric == TIME
                      else score_cell(got["mean"], got["std"], got["n_seeds"]))
-            out.append([dataset, descriptor, metric, m, r["value"], int(paper_rank[m]), shown,
-                        int(got["n_seeds"]), int(ours_rank[m]), round(float(got["value"]) - r["value"], 2)])
+            if metric == TIME:
+                hardware[1] = got.get("hardware") or "not recorded"
+            out.append([dataset, descriptor, metric, m, r["value"], paper_rank[m], shown,
+                        int(got["n_seeds"]), ours_rank[m], *hardware])
         else:
-            out.append([dataset, descriptor, metric, m, r["value"], None, "not run", 0, None, None])
+            out.append([dataset, descriptor, metric, m, r["value"], None, "not run", 0, None, *hardware])
     return out
+
+
+def agreement(summary: pd.DataFrame, paper: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per paper table the records cover: Kendall's tau-b between the paper's and lfabench's ranks of the methods
+    in both, its two-sided p, the p Holm-adjusted over the tables, and the pairs tied in either order."""
+    from scipy.stats import kendalltau
+
+    paper = paper_results() if paper is None else paper
+    out = []
+    for dataset, descriptor, metric, rows, measured in _blocks(summary, paper):
+        paper_rank, ours_rank = _ranks(rows, measured, metric)
+        n = len(paper_rank)
+        if n < 3:  # two methods give tau = +-1 with p = 1: nothing to say
+            continue
+        tau, p = kendalltau(paper_rank.to_numpy(), ours_rank.to_numpy(), variant="b")
+        i, j = np.triu_indices(n, 1)
+        ties = int((ours_rank.to_numpy()[i] == ours_rank.to_numpy()[j]).sum())
+        out.append({"dataset": dataset, "descriptor": descriptor, "metric": metric, "methods": n, "tau_b": tau,
+                    "p": p, "lfabench ties": ties})
+    table = pd.DataFrame(out, columns=["dataset", "descriptor", "metric", "methods", "tau_b", "p", "lfabench ties"])
+    table["p_holm"] = holm(table["p"].to_numpy(dtype=float)) if len(table) else []
+    return table
+
+
+def agreement_sentence(row) -> str:
+    """What one tau-b says, in words that claim no more than it shows."""
+    ties = (f"; {row['lfabench ties']} pair(s) tied in lfabench count as ties, not reversals"
+            if row["lfabench ties"] else "")
+    head = (f"{row['dataset']} / {row['descriptor']} / {row['metric']}, {row['methods']} methods in both: Kendall's "
+            f"tau-b = {row['tau_b']:.3f}, two-sided p = {row['p']:.3g} (Holm over the section's tables: "
+            f"{row['p_holm']:.3g}){ties}. ")
+    if row["p_holm"] < ALPHA:
+        direction = "agrees with" if row["tau_b"] > 0 else "reverses"
+        return head + f"lfabench's order significantly {direction} the paper's at alpha={ALPHA:g} (Holm)."
+    return head + (f"Not significant at alpha={ALPHA:g} (Holm): with {row['methods']} methods this shows neither "
+                   "agreement with the paper's order nor its absence.")
 
 
 def paper_markdown(summary: pd.DataFrame) -> str:
@@ -96,9 +159,17 @@ def paper_markdown(summary: pd.DataFrame) -> str:
     if table.empty:
         return ""
     shown = table.astype(object).where(table.notna(), "—")
-    align = ["left"] * 4 + ["right"] * 6
-    return "\n".join(["## Paper vs lfabench", "",
-                      "The ProLFA paper's numbers (`lfabench/leaderboard/paper_results.csv`, transcribed from "
-                      "`shared/docs/protocols.md`) beside lfabench's; ranks among the methods present in both "
-                      "(time: fastest first). " + CAVEAT, "",
-                      shown.to_markdown(index=False, colalign=align, disable_numparse=True), ""])
+    for col in ("paper rank", "lfabench rank"):
+        shown[col] = [v if v == "—" else f"{float(v):g}" for v in shown[col]]
+    align = ["left"] * 4 + ["right"] * 5 + ["left"] * 2
+    parts = ["## Paper vs lfabench", "",
+             "The ProLFA paper's numbers (`lfabench/leaderboard/paper_results.csv`, transcribed from "
+             "`shared/docs/protocols.md`) beside lfabench's; ranks among the methods present in both (time: fastest "
+             "first; equal values share the mean of their ranks). Times (lfabench: fit + transform seconds) are "
+             "shown beside the hardware that measured them and not subtracted: they come from different machines. "
+             + CAVEAT, "",
+             shown.to_markdown(index=False, colalign=align, disable_numparse=True), ""]
+    tau = agreement(summary)
+    if not tau.empty:
+        parts += ["Agreement of the orders:", ""] + [f"- {agreement_sentence(r)}" for _, r in tau.iterrows()] + [""]
+    return "\n".join(parts)

@@ -8,6 +8,7 @@ cut to its content, so long labels squeeze nothing and no axis label is clipped.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 
@@ -25,13 +26,50 @@ def _pyplot():
     return plt
 
 
+#: Longest stem a plot gets: with its suffix and the atomic writer's temporary prefix it stays under the
+#: 255 bytes a file name may have.
+MAX_SLUG = 150
+
+
 def slug(*parts: str) -> str:
-    """A file-name-safe stem."""
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", "-".join(parts))
+    """A file-name-safe stem; a longer one (a record's long metric or dataset name) is cut, with a hash
+    of the whole so that two long names never share a file."""
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", "-".join(parts))
+    if len(stem) <= MAX_SLUG:
+        return stem
+    return stem[:MAX_SLUG - 13] + "-" + hashlib.sha256(stem.encode()).hexdigest()[:12]
+
+
+def _no_math(text: str) -> str:
+    return re.sub(r"(?<!\\)\$", r"\\$", str(text))
+
+
+def plain_text(fig) -> None:
+    """Every text of ``fig`` drawn as written: a ``$`` (in a metric, dataset or method name a record holds)
+    is escaped, never parsed as matplotlib mathtext, which would fail the whole board on ``$\\frac{$``.
+
+    Titles, axis labels, legends, annotations and fixed tick labels (the method names) are escaped; tick
+    labels that a formatter makes while drawing (the ``10^k`` of a log axis) keep their mathtext.
+    """
+    from matplotlib.text import Text
+    from matplotlib.ticker import FixedFormatter
+
+    ticks = set()
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            formatter = axis.get_major_formatter()
+            if isinstance(formatter, FixedFormatter):
+                formatter.seq = [_no_math(s) for s in formatter.seq]
+            ticks |= {id(t) for t in axis.get_ticklabels(which="both")}
+    for text in fig.findobj(Text):
+        if id(text) not in ticks and "$" in text.get_text():
+            text.set_text(_no_math(text.get_text()))
 
 
 def save_png(fig, path: Path) -> Path:
-    """Write ``fig`` atomically, cut to its content (nothing clipped), and close it."""
+    """Write ``fig`` atomically (its texts as written: :func:`plain_text`), cut to its content (nothing
+    clipped), and close it."""
+    plain_text(fig)
     with atomic_write(path, "wb") as fh:
         fig.savefig(fh, format="png", dpi=110, bbox_inches="tight")
     _pyplot().close(fig)

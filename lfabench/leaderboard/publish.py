@@ -13,7 +13,8 @@ from ``BOARD/records``. In each copy:
 
 A copy that would still hold an absolute path of this machine (an existing file or folder, or one under
 the home folder) is refused, naming the record and the field, so that no machine's layout is published
-by accident. Only the raw arrays stay behind (``prototypes.npz`` and logs): records are the JSON alone.
+by accident; so is one that holds a secret (a value read from the environment, or the value of an environment
+variable named like a secret: :func:`lfabench.redact.secret_problems`). Only the raw arrays stay behind (``prototypes.npz`` and logs): records are the JSON alone.
 Files are written atomically; an existing copy is replaced only by a record of the same setting and seed
 that finished later.
 """
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..record import RESULT_FILE, read_record, setting_key
+from ..redact import secret_problems
 from ..storage import write_text_atomic
 from .tables import find_records
 
@@ -120,6 +122,10 @@ def publish_records(run_paths: Iterable[Path | str], board_dir: Path | str,
         if leftover:
             raise ValueError(f"{path}: would publish this machine's path(s) {'; '.join(leftover)}; "
                              f"map them with --relocate OLD=NEW")
+        secrets = secret_problems(rec)
+        if secrets:
+            raise ValueError(f"{path}: would publish a secret: {'; '.join(secrets)}; rerun it with this "
+                             f"lfabench (which records ${{oc.env:...}} as written) or leave it out")
         dest = records_dir / rel / RESULT_FILE
         text = json.dumps(rec, indent=2) + "\n"
         if dest.is_file():

@@ -3,10 +3,11 @@
 Each successful record contributes one row per metric. Rows are grouped by
 (dataset, descriptor, aggregator, evaluator, metric) *and* by setting: runs whose
 resolved configs differ in anything but the seed are different settings, shown
-as ``aggregator[param=value, ...]`` with the parameters that tell them apart, or,
-for descriptor parameters, as ``descriptor[param=value, ...]`` (another task). A label
-also shows every parameter set away from its plugin's default (``t1[max_iter=50]``),
-so a row run at a reduced size says so even when it is the method's only setting.
+as ``aggregator[param=value, ...]`` with the parameters the setting changed from the
+plugin's default (``t1[max_iter=50]``), or, for descriptor parameters, as
+``descriptor[param=value, ...]`` (another task). A label is fixed by its row's own
+setting, never by which other rows share the board, so one setting reads the same on
+every board and across tasks.
 """
 
 from __future__ import annotations
@@ -15,17 +16,21 @@ import copy
 import functools
 import hashlib
 import json
+import math
 import warnings
+from fractions import Fraction
 from pathlib import Path
 from typing import Iterable
 
 import pandas as pd
 
-from ..evaluation.significance import significance_by_group
+from ..evaluation.multiple import holm, tied_ranks
+from ..evaluation.significance import exact_mean, significance_by_group
 from ..plugin import KINDS, default_params
 from ..record import RESULT_FILE, plugin_setting, read_record
 from ..registry import get_plugin
-from .cells import MIN_PAIRS_FOR_P, number_cell, p_cell, score_cell
+from .cells import ALPHA, MIN_PAIRS_FOR_P, holm_cell, number_cell, p_cell, rank_cell, score_cell, verdict
+from .markdown import md_code, md_frame, md_text
 
 DEFAULT_RUN_ROOTS = ("lfabench_runs", "lfabench_multirun")
 GROUP_COLUMNS = ["dataset", "descriptor", "aggregator", "evaluator", "metric"]
@@ -91,37 +96,83 @@ SETTING_KINDS = ("descriptor", "aggregator", "evaluator")
 
 
 @functools.lru_cache(maxsize=None)
-def _default_values(kind: str, name: str) -> dict[str, str]:
-    """The plugin's keyword defaults as labels show values (JSON); empty when the plugin is not installed here."""
+def _default_values(kind: str, name: str) -> dict[str, str] | None:
+    """The plugin's keyword defaults as labels compare values (JSON, keys sorted); None when the plugin is not
+    installed here."""
     try:
         factory = get_plugin(kind, name)
-    except LookupError:  # records of a plugin this environment lacks: no parameter is known to be non-default
-        return {}
+    except LookupError:  # records of a plugin this environment lacks: no parameter is known to be a default
+        return None
     out = {}
     for key, value in default_params(factory).items():
         try:
-            out[key] = value if isinstance(value, str) else json.dumps(value)
-        except TypeError:  # a default JSON cannot show (an object) is not compared
+            out[key] = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+        except TypeError:  # a default JSON cannot show (an object): any value a config sets differs from it
             continue
     return out
 
 
-def _non_default(setting: dict) -> tuple[str, ...]:
-    """The flattened keys (``kind.param``) of the setting's parameters whose value is not the plugin's default.
+#: Interpolations through which a plugin follows the run (its seed, its cache policy: a cached fit gives the
+#: same arrays), as ``lfabench run`` writes them into every plugin config: not a setting of the method.
+RUN_LEVEL = ("${seed}", "${cache}")
 
-    Values that follow the seed (``${seed}``) are the seed, not a setting; a parameter the plugin's signature
-    does not name (or has no default for) is not compared.
+
+def _non_default(setting: dict, config: dict, shown: dict[str, str]) -> tuple[str, ...]:
+    """The flattened keys (``kind.param``, as in ``shown``) of the setting's parameters that a label shows:
+    those whose resolved value is not the plugin's default.
+
+    Fixed by the record alone (never by which other records share a board): a value that follows the run's
+    seed or cache policy (:data:`RUN_LEVEL`) is not a setting of the method; any other interpolation (a sweep's
+    ``${k}``) is compared by the value it resolved to (``config``); a parameter whose default is unknown (the plugin is not installed here, or its signature
+    has no JSON default for it) is shown, since nothing shows it is the default.
     """
     keys = []
     for kind in SETTING_KINDS:
         spec = setting.get(kind) or {}
-        known = _default_values(kind, spec.get("name")) if spec.get("name") else {}
+        if not spec.get("name"):
+            continue
+        known = _default_values(kind, spec["name"])
+        resolved = (config.get(kind) or {}).get("params") or {}
         for param, value in (spec.get("params") or {}).items():
-            if param not in known or isinstance(value, dict) or (isinstance(value, str) and "${" in value):
+            if isinstance(value, str) and value.strip() in RUN_LEVEL:
                 continue
-            if (value if isinstance(value, str) else json.dumps(value)) != known[param]:
-                keys.append(f"{kind}.{param}")
-    return tuple(keys)
+            if isinstance(value, str) and "${" in value:
+                value = resolved.get(param, value)
+            text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+            if known is not None and param in known and text == known[param]:
+                continue
+            key = f"{kind}.{param}"
+            keys += [k for k in shown if k == key or k.startswith(key + ".")]
+    return tuple(sorted(keys))
+
+
+@functools.lru_cache(maxsize=None)
+def evaluator_declares(name: str) -> tuple[str | None, dict[str, str]]:
+    """``(primary_metric, count_metrics)`` that the evaluator plugin ``name`` declares
+    (:class:`lfabench.evaluate.Evaluator`); ``(None, {})`` when it is not installed here."""
+    try:
+        factory = get_plugin("evaluator", name)
+    except LookupError:
+        return None, {}
+    return getattr(factory, "primary_metric", None), dict(getattr(factory, "count_metrics", None) or {})
+
+
+def exact_score(rec: dict, metric: str, value) -> Fraction | None:
+    """The metric as an exact fraction ``100 * count / n`` where the evaluator declares it a percentage of a
+    count (``count_metrics``) and the record's ``split`` holds ``n``; None otherwise.
+
+    The count is recovered from the float (``round(value * n / 100)``) and kept only if it gives the float
+    back to within rounding: a value that is no such ratio (a hand edit, another protocol) keeps its float.
+    """
+    field = evaluator_declares(((rec.get("config") or {}).get("evaluator") or {}).get("name") or "")[1].get(metric)
+    n = (rec.get("split") or {}).get(field) if field else None
+    if not isinstance(n, int) or isinstance(n, bool) or n <= 0 or isinstance(value, bool) \
+            or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    count = round(value * n / 100.0)
+    if not 0 <= count <= n or abs(100.0 * count / n - value) > 1e-9 * max(1.0, abs(value)):
+        return None
+    return Fraction(100 * count, n)
 
 
 def dedupe_runs(df: pd.DataFrame) -> pd.DataFrame:
@@ -135,13 +186,16 @@ def dedupe_runs(df: pd.DataFrame) -> pd.DataFrame:
     if df.empty:
         return df.assign(n_records=pd.Series(dtype=int), conflict=pd.Series(dtype=bool))
     keys = GROUP_COLUMNS + ["setting", "seed"]
-    for col in ("peak_rss_mb", "output_dim", "lfabench_version", "git_revision", "finished_at", "transform_s"):
+    for col in ("peak_rss_mb", "output_dim", "lfabench_version", "git_revision", "finished_at", "transform_s",
+                "hardware"):
         if col not in df:
             df = df.assign(**{col: None})
     if "fit_cache_untimed" not in df:
         df = df.assign(fit_cache_untimed=False)
     if "non_default" not in df:
         df = df.assign(non_default=[()] * len(df))
+    if "exact" not in df:
+        df = df.assign(exact=None)
     g = df.groupby(keys, sort=False, dropna=False)
     out = g.agg(value=("value", "mean"), lo=("value", "min"), hi=("value", "max"), n_records=("value", "size"),
                 params=("params", "first"), non_default=("non_default", "first"), fit_s=("fit_s", "mean"),
@@ -149,7 +203,9 @@ def dedupe_runs(df: pd.DataFrame) -> pd.DataFrame:
                 fit_cache_untimed=("fit_cache_untimed", "max"),
                 peak_rss_mb=("peak_rss_mb", "max"), output_dim=("output_dim", "first"),
                 lfabench_version=("lfabench_version", "first"), git_revision=("git_revision", "first"),
+                hardware=("hardware", _distinct_text),
                 finished_at=("finished_at", "max"),
+                exact=("exact", exact_mean),
                 path=("path", lambda p: ";".join(sorted(set(p))))).reset_index()
     out["conflict"] = (out["hi"] - out["lo"]) > 1e-9 * (1.0 + out["hi"].abs())
     return out.drop(columns=["lo", "hi"])
@@ -179,9 +235,10 @@ def records_frame(record_paths: Iterable[Path]) -> tuple[pd.DataFrame, list[dict
             shown = _shown_params((setting.get(kind) or {}).get("params") or {}, (cfg.get(kind) or {}).get("params"))
             params.update(_flatten(f"{kind}.", shown))
         fit_s, untimed = fit_cost(rec)
-        non_default = _non_default(setting)
+        non_default = _non_default(setting, cfg, params)
         for metric, value in rec["metrics"].items():
-            rows.append({**base, "metric": metric, "value": value, "seed": rec["seed"], "setting": setting_id,
+            rows.append({**base, "metric": metric, "value": value, "exact": exact_score(rec, metric, value),
+                         "seed": rec["seed"], "setting": setting_id,
                          "params": params, "non_default": non_default, "fit_s": fit_s,
                          "fit_cache_untimed": untimed,
                          "transform_s": rec["timings_s"].get("transform"), "path": str(path),
@@ -215,32 +272,26 @@ def _aggregation_memory(rec: dict) -> float | None:
     return max(by_stage) if by_stage else rec.get("peak_rss_mb")
 
 
+def hardware(rec: dict) -> str:
+    """Where a record was timed, in words: the CPU model and logical CPU count its ``host`` states."""
+    host = rec.get("host") or {}
+    model = host.get("cpu_model") or "CPU model not recorded"
+    count = host.get("cpu_count")
+    return f"{model}, {count} logical CPUs" if count else str(model)
+
+
 def _provenance(rec: dict) -> dict:
     """Per-record columns beside the score: cost (memory, output size) and where the run came from."""
-    return {"peak_rss_mb": _aggregation_memory(rec), "output_dim": rec.get("output_dim"),
+    return {"peak_rss_mb": _aggregation_memory(rec), "output_dim": rec.get("output_dim"), "hardware": hardware(rec),
             "lfabench_version": rec.get("lfabench_version"), "git_revision": rec.get("git_revision"),
             "finished_at": rec.get("finished_at")}
-
-
-#: How a label shows a parameter that a record's config does not set (the plugin's default applied).
-UNSET = "default"
-
-
-def _shown_keys(settings: pd.DataFrame, keep) -> list[str]:
-    """The parameter keys (those ``keep`` accepts) a group's labels show: those whose value differs between its
-    settings' ``params``, and those any of its settings sets away from the plugin's default (``non_default``)."""
-    params = settings["params"]
-    keys = sorted({k for p in params for k in p if keep(k)})
-    varying = {k for k in keys if len({p.get(k) for p in params}) > 1}
-    changed = {k for changed_keys in settings.get("non_default", ()) for k in changed_keys if keep(k)}
-    return sorted(varying | changed)
 
 
 def _with_params(name: str, params: dict, keys: list[str], prefix: str) -> str:
     """``name[key=value, ...]`` for ``keys`` (``prefix`` dropped from each), or ``name`` without keys."""
     if not keys:
         return name
-    shown = ", ".join(f"{k.removeprefix(prefix)}={params.get(k, UNSET)}" for k in keys)
+    shown = ", ".join(f"{k.removeprefix(prefix)}={params[k]}" for k in keys)
     return f"{name}[{shown}]"
 
 
@@ -249,41 +300,43 @@ def _is_descriptor_param(key: str) -> bool:
 
 
 def _descriptor_labels(df: pd.DataFrame) -> pd.Series:
-    """``descriptor`` plus the descriptor parameters that tell its settings apart within a dataset, or that
-    its settings set away from the plugin's default.
+    """``descriptor`` plus the descriptor parameters its setting sets away from the plugin's default.
 
     Runs on one descriptor with other parameters (image size, keypoint cap) are another task: a
     method is ranked and tested only against methods on the same descriptors, and each of its rows
     keeps the method's own name.
     """
-    labels = pd.Series(df["descriptor"].astype(str), index=df.index)
-    for _, grp in df.groupby(["dataset", "descriptor"]):
-        shown = _shown_keys(grp.drop_duplicates("setting"), _is_descriptor_param)
-        for idx, row in grp.iterrows():
-            labels[idx] = _with_params(row["descriptor"], row["params"], shown, "descriptor.")
-    return labels
+    return pd.Series([_with_params(d, p, [k for k in nd if _is_descriptor_param(k)], "descriptor.")
+                      for d, p, nd in zip(df["descriptor"].astype(str), df["params"], df["non_default"])],
+                     index=df.index, dtype=object)
 
 
 def _aggregator_labels(df: pd.DataFrame) -> pd.Series:
-    """``aggregator`` plus the other parameters that distinguish its settings within a (dataset, descriptor label,
-    evaluator) or that its settings set away from their plugins' defaults; descriptor parameters are in the
-    descriptor's label (:func:`_descriptor_labels`)."""
-    labels = pd.Series(df["aggregator"].astype(str), index=df.index)
-    for _, grp in df.groupby(["dataset", "descriptor", "evaluator", "aggregator"]):
-        shown = _shown_keys(grp.drop_duplicates("setting"), lambda k: not _is_descriptor_param(k))
-        for idx, row in grp.iterrows():
-            labels[idx] = _with_params(row["aggregator"], row["params"], shown, "aggregator.")
-    return labels
+    """``aggregator`` plus the other parameters (aggregator's, evaluator's) its setting sets away from their
+    plugins' defaults; descriptor parameters are in the descriptor's label (:func:`_descriptor_labels`)."""
+    return pd.Series([_with_params(a, p, [k for k in nd if not _is_descriptor_param(k)], "aggregator.")
+                      for a, p, nd in zip(df["aggregator"].astype(str), df["params"], df["non_default"])],
+                     index=df.index, dtype=object)
 
 
 def labelled(df: pd.DataFrame) -> pd.DataFrame:
-    """The records frame with ``descriptor`` and ``aggregator`` replaced by the leaderboard's labels (the
-    parameters that tell their settings apart or differ from the plugin's default; a parameter a record does not
-    set shows as ``default``)."""
+    """The records frame with ``descriptor`` and ``aggregator`` replaced by the leaderboard's labels: the plugin's
+    name and the parameters its setting changed from the plugin's default, so a label depends on the row's own
+    setting only and one setting reads the same on every board.
+
+    Two settings of one table that differ only where no label looks (e.g. one writes a default out, the other
+    leaves it unset) would read alike: their labels get the setting's id (``bow{6461e290d7}``), which is also
+    fixed by the setting alone.
+    """
     if df.empty:
         return df
-    df = df.assign(descriptor=_descriptor_labels(df))
-    return df.assign(aggregator=_aggregator_labels(df))
+    df = df.assign(descriptor=_descriptor_labels(df), aggregator=_aggregator_labels(df))
+    keys = ["dataset", "descriptor", "evaluator", "metric", "aggregator"]
+    clash = df.groupby(keys, dropna=False)["setting"].transform("nunique") > 1
+    if clash.any():
+        df.loc[clash, "aggregator"] = [f"{a}{{{s}}}" for a, s in zip(df.loc[clash, "aggregator"],
+                                                                     df.loc[clash, "setting"])]
+    return df
 
 
 def summarize(df: pd.DataFrame) -> pd.DataFrame:
@@ -300,6 +353,12 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
     against the best one of its (dataset, descriptor, evaluator, metric), over the seeds
     both have (:func:`lfabench.evaluation.significance.compare_to_best`); NaN with fewer than
     :data:`~lfabench.leaderboard.cells.MIN_PAIRS_FOR_P` pairs, where the exact test cannot reach 0.05.
+    ``p_holm``: those p-values Holm-adjusted over every test shown in the same table (dataset, evaluator,
+    metric) (:func:`lfabench.evaluation.multiple.holm`).
+
+    ``exact_mean``: the mean as an exact fraction where the evaluator declares the metric a percentage of a
+    count (:func:`exact_score`; None elsewhere); ``rank``: the row's rank in its table (1 = best), from the
+    exact mean where there is one, equal means sharing the mean of their ranks (Demšar 2006).
     """
     if df.empty:
         return pd.DataFrame(columns=SUMMARY_COLUMNS)
@@ -309,6 +368,7 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
                 n_runs=("n_records", "sum"), conflicts=("conflict", "sum"), fit_s_mean=("fit_s", "mean"),
                 fit_s_lower_bound=("fit_cache_untimed", "max"), transform_s_mean=("transform_s", "mean"),
                 peak_rss_mb_max=("peak_rss_mb", "max"), output_dim=("output_dim", "max")).reset_index()
+    out["exact_mean"] = g["exact"].agg(exact_mean).values
     out.loc[out["n_seeds"] < 2, "std"] = float("nan")  # one seed: the spread is unknown, not zero
     out["conflicts"] = out["conflicts"].astype(int)
     out["seeds"] = g["seed"].apply(lambda s: ",".join(map(str, sorted(set(s))))).values
@@ -316,17 +376,38 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
         lambda s: ";".join(sorted({_shown_path(Path(q)) for v in s for q in v.split(";")}))).values
     out["git_revisions"] = g["git_revision"].apply(_distinct).values
     out["lfabench_versions"] = g["lfabench_version"].apply(_distinct).values
+    out["hardware"] = g["hardware"].apply(_distinct_text).values
     keys = ["dataset", "descriptor", "evaluator", "metric"]
-    sig = significance_by_group(df, keys, method="setting")[keys + ["setting", "best", "p_vs_best", "n_pairs"]]
-    out = out.merge(sig, on=keys + ["setting"], how="left")
+    sig = significance_by_group(df, keys, method="setting", exact="exact")
+    out = out.merge(sig[keys + ["setting", "best", "p_vs_best", "n_pairs"]], on=keys + ["setting"], how="left")
     out.loc[out["n_pairs"].fillna(0) < MIN_PAIRS_FOR_P, "p_vs_best"] = float("nan")
-    out = out.sort_values(["dataset", "evaluator", "metric", "mean"], ascending=[True, True, True, False])
-    return out[SUMMARY_COLUMNS]
+    out["rank"] = float("nan")
+    out["p_holm"] = float("nan")
+    for _, idx in out.groupby(TABLE_COLUMNS).groups.items():
+        out.loc[idx, "rank"] = tied_ranks(score_keys(out.loc[idx]))
+        out.loc[idx, "p_holm"] = holm(out.loc[idx, "p_vs_best"].to_numpy(dtype=float))
+    out = out.sort_values(TABLE_COLUMNS + ["rank", "descriptor", "aggregator"])
+    return out[SUMMARY_COLUMNS].reset_index(drop=True)
 
 
-SUMMARY_COLUMNS = GROUP_COLUMNS + ["setting", "mean", "std", "n_seeds", "n_runs", "conflicts", "seeds", "fit_s_mean",
-                                   "fit_s_lower_bound", "transform_s_mean", "peak_rss_mb_max", "output_dim", "best",
-                                   "p_vs_best", "n_pairs", "paths", "git_revisions", "lfabench_versions"]
+#: One table of the board (and the family of its Holm-adjusted tests).
+TABLE_COLUMNS = ["dataset", "evaluator", "metric"]
+
+
+def score_keys(rows: pd.DataFrame) -> list[Fraction]:
+    """Each summary row's mean as an exactly comparable number: ``exact_mean`` where known, else the float mean."""
+    return [e if isinstance(e, Fraction) else Fraction(float(m)) for e, m in zip(rows["exact_mean"], rows["mean"])]
+
+
+SUMMARY_COLUMNS = GROUP_COLUMNS + ["setting", "rank", "mean", "exact_mean", "std", "n_seeds", "n_runs", "conflicts",
+                                   "seeds", "fit_s_mean", "fit_s_lower_bound", "transform_s_mean", "peak_rss_mb_max",
+                                   "output_dim", "best", "p_vs_best", "p_holm", "n_pairs", "paths", "git_revisions",
+                                   "lfabench_versions", "hardware"]
+
+
+def _distinct_text(values) -> str:
+    """The distinct texts, ``; ``-joined (a hardware description holds commas)."""
+    return "; ".join(sorted({t for v in values if v is not None and not pd.isna(v) for t in str(v).split("; ")}))
 
 
 def _distinct(values: pd.Series) -> str:
@@ -334,18 +415,42 @@ def _distinct(values: pd.Series) -> str:
 
 
 INTRO = ("Generated by `lfabench leaderboard` from run records only; mean ± sample std over seeds (one seed: the "
-         "spread is unknown); p: paired two-sided exact Wilcoxon signed-rank test against the best setting of "
-         f"the same descriptor, over the seeds both have, shown from {MIN_PAIRS_FOR_P} pairs on (with fewer the "
-         "test cannot reach 0.05); times are means over runs, a fit time counting what fitting a codebook (GMM, "
+         "spread is unknown); rank: within the table, 1 = best, equal means sharing the mean of their ranks (where "
+         "the metric is a percentage of a count, e.g. k-NN accuracy, the counts are compared exactly); p: paired "
+         "two-sided exact Wilcoxon signed-rank test against the best setting of the same descriptor, over the seeds "
+         f"both have, shown from {MIN_PAIRS_FOR_P} pairs on (with fewer the test cannot reach 0.05); Holm p: that p "
+         "adjusted by Holm's method over all the tests of the table; \"vs best\": what the Holm-adjusted test says "
+         f"at alpha={ALPHA:g} (\"not significantly different\" is the absence of evidence, not evidence of equality); "
+         "times are means over runs, a fit time counting what fitting a codebook (GMM, "
          "dictionary) reused from the cache cost when it was computed; `*`: some runs reused one stored before "
          "lfabench recorded that cost, so their fit time is a lower bound; memory: the largest resident memory "
-         "sampled during fit and transform; `descriptor[...]`, `method[...]`: the parameters that tell settings apart "
-         "or that a setting changed from the plugin's default (`default`: the record's config does not set it, so "
-         "the plugin's default applied).")
+         "sampled during fit and transform; `descriptor[...]`, `method[...]`: the parameters a setting changed "
+         "from the plugin's default, so a setting reads the same on every board.")
+
+
+def significance_line(tab: pd.DataFrame) -> str:
+    """One generated sentence on what the table's tests show, in words that claim no more than they do."""
+    tested = tab[tab["p_holm"].notna()]
+    if tested.empty:
+        return (f"No setting of this table has {MIN_PAIRS_FOR_P} seeds paired with its best: no difference is "
+                "tested.")
+    m = len(tested)
+    below = int((tested["p_holm"] < ALPHA).sum())
+    seeds = sorted({int(n) for n in tested["n_pairs"]})
+    n = f"n={seeds[0]} seeds" if len(seeds) == 1 else f"n={seeds[0]}-{seeds[-1]} seeds"
+    text = (f"Tests against the best setting of the same descriptor: {below} of {m} settings are below it at "
+            f"alpha={ALPHA:g} (Holm over the {m} tests of this table, {n}); {m - below} are not significantly "
+            f"different at alpha={ALPHA:g} (Holm), {n}, which does not show that they are equal.")
+    floor = 2.0 / 2 ** max(seeds)  # the exact two-sided test's smallest p with that many non-zero pairs
+    if floor * m >= ALPHA:
+        text += (f" With {max(seeds)} paired seeds the exact test's smallest p is {floor:.4g}, so after Holm's "
+                 f"correction over {m} tests no difference could reach significance: more seeds are needed.")
+    return text
+
 
 #: Displayed columns that hold numbers (right-aligned), besides the score column.
 NUMERIC_COLUMNS = ("rank", "seeds", "runs", "fit time (s)", "transform time (s)", "peak memory (MiB)",
-                   "output dim")
+                   "output dim", "Holm p")
 
 
 def table_groups(summary: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]]:
@@ -357,7 +462,7 @@ def table_groups(summary: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]]:
 def display_table(tab: pd.DataFrame, metric: str) -> pd.DataFrame:
     """The shown cells of one table's summary rows (see :mod:`lfabench.leaderboard.cells`)."""
     return pd.DataFrame({
-        "rank": range(1, len(tab) + 1),
+        "rank": [rank_cell(r) for r in tab["rank"]],
         "descriptor": tab["descriptor"].values,
         "aggregator": tab["aggregator"].values,
         metric: [score_cell(m, s, n) for m, s, n in zip(tab["mean"], tab["std"], tab["n_seeds"])],
@@ -371,6 +476,8 @@ def display_table(tab: pd.DataFrame, metric: str) -> pd.DataFrame:
         "peak memory (MiB)": [number_cell(v, "{:.0f}") for v in tab["peak_rss_mb_max"]],
         "output dim": [number_cell(v, "{:.0f}") for v in tab["output_dim"]],
         "p vs best (pairs)": [p_cell(p, n, b) for p, n, b in zip(tab["p_vs_best"], tab["n_pairs"], tab["best"])],
+        "Holm p": [holm_cell(p, b) for p, b in zip(tab["p_holm"], tab["best"])],
+        "vs best": [verdict(p, n, b) for p, n, b in zip(tab["p_holm"], tab["n_pairs"], tab["best"])],
     })
 
 
@@ -388,16 +495,16 @@ def markdown_table(shown: pd.DataFrame) -> str:
     """GitHub Markdown with numbers right-aligned (the score column included), text left-aligned."""
     score = shown.columns[3]
     align = ["right" if c in NUMERIC_COLUMNS or c == score else "left" for c in shown.columns]
-    return shown.to_markdown(index=False, colalign=align, disable_numparse=True)
+    return md_frame(shown).to_markdown(index=False, colalign=align, disable_numparse=True)
 
 
 def provenance_line(tab: pd.DataFrame, command: str | None) -> str:
     """Which command made a table and from which records (Markdown)."""
     paths = sorted({p for cell in tab["paths"] for p in cell.split(";") if p})
     folders = sorted({_shown_path(Path(p).parent.parent) for p in paths})
-    made = f"Made by `{command}`" if command else "Made by `lfabench leaderboard`"
+    made = f"Made by {md_code(command)}" if command else "Made by `lfabench leaderboard`"
     return (f"{made} from {len(paths)} record(s) (`result.json`) under: "
-            + ", ".join(f"`{f}`" for f in folders) + ".")
+            + ", ".join(md_code(f) for f in folders) + ".")
 
 
 def _shown_path(path: Path) -> str:
@@ -415,9 +522,10 @@ def to_markdown(summary: pd.DataFrame, failed: list[dict], command: str | None =
     if summary.empty:
         parts.append("_No successful run records found._")
     for title, metric, tab in table_groups(summary):
-        parts += [f"## {title}", "", markdown_table(display_table(tab, metric)), "", provenance_line(tab, command), ""]
+        parts += [f"## {md_text(title)}", "", markdown_table(display_table(tab, metric)), "", significance_line(tab), "",
+                  provenance_line(tab, command), ""]
     parts += list(extra_sections)
     if failed:
         parts += [f"_{len(failed)} run record(s) not counted (failed or unreadable):_", ""]
-        parts += [f"- `{f['path']}`: {f['status']} — {f['error']}" for f in failed] + [""]
+        parts += [f"- {md_code(f['path'])}: {md_text(f['status'])} — {md_text(f['error'])}" for f in failed] + [""]
     return "\n".join(parts)

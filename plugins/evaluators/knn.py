@@ -55,6 +55,8 @@ class KNN(Evaluator):
 
     task = "classification"
     label_params = ("labelled_fraction",)  # unsupervised aggregators never see the labels
+    primary_metric = "accuracy"
+    count_metrics = {"accuracy": "n_test"}  # 100 * correct / n_test
 
     def __init__(self, k: int = 1, metric: str = "euclidean", p: float | None = None, covariance: str = "auto",
                  test_fraction: float = 0.2, labelled_fraction: float = 1.0, split_protocol: str | None = None):
@@ -146,6 +148,6 @@ class KNN(Evaluator):
 @hookimpl
 def lfabench_evaluators():
     defaults = default_params(KNN, opt_in=("split_protocol",))  # opt-in: existing run keys unchanged
-    return [PluginSpec("knn", KNN, "k-NN classification accuracy on a seeded stratified 80/20 split, or the "
+    return [PluginSpec("knn", KNN, "k-NN classification accuracy (%) on a seeded stratified 80/20 split, or the "
                                    "dataset's official one (FAISS; euclidean, cosine, mahalanobis, minkowski)",
                        defaults=defaults)]

@@ -46,6 +46,7 @@ class Retrieval(Evaluator):
 
     task = "retrieval"
     label_params = ("labelled_fraction",)  # unsupervised aggregators never see the labels
+    primary_metric = "mAP"  # precision@k are shown beside it, not ranked
 
     def __init__(self, metric: str = "euclidean", p: float | None = None, covariance: str = "auto",
                  query_region: str = "bbox", precision_at=(1, 5, 10), labelled_fraction: float = 0.2):

@@ -121,7 +121,9 @@ def test_cache_list_and_clear(dataroot, tmp_path, capsys):
     out = capsys.readouterr().out
     assert "descriptors-toy-sift-0123" in out and "SIFT on toy" in out and "unfinished: 1 chunks" in out
     assert main(["cache", "clear", "--prefix", "descriptors-"]) == 0
-    assert "removed 1 entries and 1 unfinished" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "removed descriptors-toy-sift-0123\n" in out and "removed descriptors-toy-daisy-99.partial" in out
+    assert "removed 2 cache entries" in out
     assert [e.name for e in cache.entries()] == ["codebook-x-1"]
     assert main(["cache", "clear"]) == 0 and cache.entries() == []
 

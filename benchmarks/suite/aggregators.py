@@ -1,0 +1,88 @@
+"""Fit and transform time, peak memory and 1-NN accuracy of every aggregator: smoke and paper scale.
+
+Case names read ``<Class>.<measure>(<method>[, <descriptor>])``, e.g. ``PaperFit.time_fit('sc', 'daisy')``.
+``*Fit`` classes time the fit from scratch; ``*Fitted`` classes fit once in ``setup`` and time the
+transform and track the accuracy, so a change that is faster but scores differently shows in
+``asv compare`` too. ``asv run --bench SmokeFit.time_fit`` is the quick check that every method runs.
+"""
+
+from __future__ import annotations
+
+from lfabench.registry import get_plugin
+
+from .cases import AGGREGATORS, labelled_fraction, one_nn_accuracy, smoke_params, split_bags
+
+
+def smoke_aggregator(method, descriptor):
+    return get_plugin("aggregator", method)(**smoke_params(method))
+
+
+def paper_aggregator(method, descriptor):
+    factory = get_plugin("aggregator", method)
+    return factory(random_state=0) if "random_state" in factory().get_params() else factory()
+
+
+class _Case:
+    dataset = "digits"
+    build = staticmethod(smoke_aggregator)
+
+    def load(self, method, descriptor):
+        self.train, self.fit_labels, self.y_train, self.test, self.y_test = split_bags(
+            self.dataset, descriptor, labelled_fraction(method))
+        self.aggregator = self.build(method, descriptor)
+
+
+class _Fit(_Case):
+    def setup(self, method, descriptor="patches"):
+        self.load(method, descriptor)
+
+    def time_fit(self, *case):
+        self.aggregator.fit(self.train, self.fit_labels)
+
+    def peakmem_fit(self, *case):
+        self.aggregator.fit(self.train, self.fit_labels)
+
+
+class _Fitted(_Case):
+    def setup(self, method, descriptor="patches"):
+        self.load(method, descriptor)
+        self.aggregator.fit(self.train, self.fit_labels)
+
+    def time_transform(self, *case):
+        self.aggregator.transform(self.test)
+
+    def track_accuracy(self, *case):
+        return one_nn_accuracy(self.aggregator.transform(self.train), self.y_train,
+                               self.aggregator.transform(self.test), self.y_test)
+
+    track_accuracy.unit = "%"
+
+
+class SmokeFit(_Fit):
+    """Every aggregator at its tiny smoke settings on the embedded digits."""
+
+    params = [list(AGGREGATORS)]
+    param_names = ["method"]
+    timeout = 300
+
+
+class SmokeFitted(_Fitted):
+    params, param_names, timeout = SmokeFit.params, SmokeFit.param_names, SmokeFit.timeout
+
+
+class PaperFit(_Fit):
+    """Every aggregator at its defaults (the paper's settings) on Fifteen Scene SIFT-90 and DAISY-150."""
+
+    dataset = "scene15"
+    build = staticmethod(paper_aggregator)
+    params = [list(AGGREGATORS), ["sift", "daisy"]]
+    param_names = ["method", "descriptor"]
+    timeout = 7200
+    number = 1
+    repeat = 1
+    rounds = 1
+
+
+class PaperFitted(_Fitted):
+    dataset, build, params, param_names = PaperFit.dataset, PaperFit.build, PaperFit.params, PaperFit.param_names
+    timeout, number, repeat, rounds = PaperFit.timeout, PaperFit.number, PaperFit.repeat, PaperFit.rounds
