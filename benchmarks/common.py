@@ -83,6 +83,21 @@ def parse_param(text: str):
     return key, None if value in ("null", "None") else value
 
 
+def prolfa_params(params: dict) -> dict:
+    """ProLFA keyword arguments from flat ``--param`` pairs: the solver options (``mu``, ``max_iter``, ``tol``...)
+    gathered into ``solver=SolverOptions(...)`` (over any ``solver`` already given), the model's parameters as they
+    are."""
+    from dataclasses import fields, replace
+
+    from lfabench_plugins.aggregators.prolfa import SolverOptions
+
+    names = {f.name for f in fields(SolverOptions)}
+    options = {k: v for k, v in params.items() if k in names}
+    out = {k: v for k, v in params.items() if k not in names}
+    out["solver"] = replace(out.get("solver", SolverOptions()), **options)
+    return out
+
+
 def selection_on_problem_rows(est, bags, y, reps=None):
     """A fitted ProLFA's ``selection_`` on the rows of its fit problem (the distinct descriptors of ``bags``):
     the form :func:`save_selection` stores and :func:`fit_from_start` reads. ``reps`` (those rows, from
@@ -116,7 +131,7 @@ def fit_problem(est, bags, y):
 def fit_from_start(est, bags, y, start_path):
     """``est.fit(bags, y)`` (a ProLFA), but from the ``C`` saved at ``start_path`` instead of the seeded start:
     continuation, e.g. the paper's exact model from a capped fit's solution."""
-    from lfabench_plugins.aggregators.prolfa.solver import fit_prolfa
+    from lfabench_plugins.aggregators.prolfa.fit import fit_prolfa
     from lfabench_plugins.aggregators.prolfa.start import selection_start
 
     C, J = load_selection(start_path)

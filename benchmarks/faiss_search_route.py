@@ -6,7 +6,7 @@
 ``faiss.knn`` scans each query separately with SIMD code below ``faiss.cvar.distance_compute_blas_threshold``
 queries (128,000 in FAISS 1.15) and otherwise computes blocks of inner products by one float32 GEMM, then keeps a
 heap per query. The solver searches with its d̄ prototypes as queries (16-4,096), so FAISS's default always picks
-the scan; :func:`lfabench_plugins.aggregators.prolfa.cstep.blas_route` makes it take the GEMM route from
+the scan; :func:`lfabench_plugins.aggregators.prolfa.search.blas_route` makes it take the GEMM route from
 ``BLAS_MIN_QUERIES`` queries, and a search below ``SMALL_SEARCH_MACS`` multiply-adds runs on one thread.
 
 The grid: random Gaussian descriptors and queries (seeded), ``k = 16`` (the solver's ``n_candidates``), each
@@ -39,8 +39,8 @@ import faiss
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from lfabench_plugins.aggregators.prolfa import cstep
-from lfabench_plugins.aggregators.prolfa.cstep import blas_route
+from lfabench_plugins.aggregators.prolfa import search
+from lfabench_plugins.aggregators.prolfa.search import blas_route
 
 SHAPES = [  # (N, d, queries)
     (45_000, 2, 128), (45_000, 9, 16), (45_000, 9, 128), (45_000, 9, 1024), (45_000, 64, 128), (45_000, 128, 128),
@@ -51,21 +51,21 @@ SHAPES = [  # (N, d, queries)
 #: below which it runs on one thread).
 SETTINGS = {
     "SIMD scan, all threads (before)": (2**31 - 1, 0),
-    "BLAS route, all threads": (cstep.BLAS_MIN_QUERIES, 0),
-    "BLAS route, one thread when small (now)": (cstep.BLAS_MIN_QUERIES, cstep.SMALL_SEARCH_MACS),
+    "BLAS route, all threads": (search.BLAS_MIN_QUERIES, 0),
+    "BLAS route, one thread when small (now)": (search.BLAS_MIN_QUERIES, search.SMALL_SEARCH_MACS),
 }
 
 
 @contextmanager
 def setting(name: str):
     """The solver's searches, and FAISS's flat searches in the block, use the setting ``name``."""
-    chosen = cstep.BLAS_MIN_QUERIES, cstep.SMALL_SEARCH_MACS
-    cstep.BLAS_MIN_QUERIES, cstep.SMALL_SEARCH_MACS = SETTINGS[name]
+    chosen = search.BLAS_MIN_QUERIES, search.SMALL_SEARCH_MACS
+    search.BLAS_MIN_QUERIES, search.SMALL_SEARCH_MACS = SETTINGS[name]
     try:
         with blas_route(faiss):
             yield
     finally:
-        cstep.BLAS_MIN_QUERIES, cstep.SMALL_SEARCH_MACS = chosen
+        search.BLAS_MIN_QUERIES, search.SMALL_SEARCH_MACS = chosen
 
 
 def best_time(fn, repeat: int):
@@ -129,7 +129,7 @@ def threads(args):
                 times[n_threads], _ = best_time(
                     lambda: faiss.knn(Q, X, args.k, metric=faiss.METRIC_INNER_PRODUCT), args.repeat)
         macs = N * d * nq
-        choice = "one thread" if macs < cstep.SMALL_SEARCH_MACS else "all threads"
+        choice = "one thread" if macs < search.SMALL_SEARCH_MACS else "all threads"
         print(f"| {N:,} | {d} | {nq} | {macs / 1e6:,.0f}M | {times[1] * 1e3:.1f} | {times[None] * 1e3:.1f} "
               f"| {choice} |", flush=True)
 

@@ -34,6 +34,7 @@ from common import (  # noqa: E402
     write_rows,
 )
 
+from lfabench_plugins.aggregators.prolfa import SolverOptions  # noqa: E402
 from lfabench_plugins.aggregators.prolfa.plugin import ProLFA  # noqa: E402
 
 #: ``(name, face_step, start)``: the two solvers from the one-hot start, then each from the other's end point.
@@ -58,7 +59,7 @@ def main(argv=None) -> None:
             print(f"{name}: done before ({saved}); delete it to refit")
             continue
         rows = [r for r in rows if r["fit"] != name]
-        est = ProLFA(n_prototypes=args.dbar, random_state=0, face_step=face)
+        est = ProLFA(n_prototypes=args.dbar, random_state=0, solver=SolverOptions(face_step=face))
         t0 = time.process_time()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

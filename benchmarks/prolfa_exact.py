@@ -42,6 +42,7 @@ from common import (
     write_rows,
 )
 
+from lfabench_plugins.aggregators.prolfa import SolverOptions
 from lfabench_plugins.aggregators.prolfa.plugin import ProLFA
 from lfabench_plugins.evaluators.splits import stratified_split
 
@@ -72,9 +73,10 @@ def fit(bags, y, n_prototypes, max_iter, csv_path=None, init="one_hot", start=No
     handler = IterationLog(n_prototypes, csv_path)
     logger.addHandler(handler)
     logger.setLevel(logging.DEBUG)
-    # cBCD (backend="sparse"): this script studies that solver on the exact model (the default there is pairwise_fw)
-    est = ProLFA(n_prototypes=n_prototypes, max_support=None, max_iter=max_iter, random_state=0, init=init,
-                 backend="sparse")
+    # cBCD on the exact model (the deprecated backend="sparse"; pairwise Frank-Wolfe is that model's solver):
+    # this script studies why cBCD stalls there
+    est = ProLFA(n_prototypes=n_prototypes, max_support=None, random_state=0,
+                 solver=SolverOptions(max_iter=max_iter, init=init, backend="sparse"))
     t0, c0 = time.perf_counter(), time.process_time()
     try:
         with warnings.catch_warnings():

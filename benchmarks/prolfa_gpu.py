@@ -42,7 +42,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from common import fit_from_start, fit_problem, parse_param, save_selection, selection_on_problem_rows
+from common import fit_from_start, fit_problem, parse_param, prolfa_params, save_selection, selection_on_problem_rows
 
 PACK = HERE / "gpu_pack" / "scene15_sift90_seed0.npz"
 START = HERE / "gpu_pack" / "start_capped_seed0.npz"
@@ -75,10 +75,11 @@ def pack() -> None:
 
 def pack_start(path: Path, max_images: int | None, n_prototypes: int, init: str = "cancelling") -> None:
     """Fit the capped model here (CPU solver, from ``init``) on the packed problem; save its ``C`` for ``--start``."""
+    from lfabench_plugins.aggregators.prolfa import SolverOptions
     from lfabench_plugins.aggregators.prolfa.plugin import ProLFA
 
     bags, y = _load_pack(max_images)
-    est = ProLFA(n_prototypes=n_prototypes, random_state=SEED, init=init)
+    est = ProLFA(n_prototypes=n_prototypes, random_state=SEED, solver=SolverOptions(init=init))
     t0 = time.perf_counter()
     est.fit(bags, y)
     C = selection_on_problem_rows(est, bags, y)
@@ -156,8 +157,9 @@ def fit(out: Path, fits: list[str], tol: float, backend: str, max_iter: int, max
     bags, y = _load_pack(max_images)
     print(f"N = {bags.n_descriptors}, images = {bags.n_samples}, device: {_gpu_name()}", flush=True)
     for name in fits:
-        est = ProLFA(n_prototypes=n_prototypes, random_state=SEED, backend=backend, tol=tol, max_iter=max_iter,
-                     **{**FITS[name], **(params or {})})
+        est = ProLFA(n_prototypes=n_prototypes, random_state=SEED,
+                     **prolfa_params({"backend": backend, "tol": tol, "max_iter": max_iter, **FITS[name],
+                                      **(params or {})}))
         t0, c0 = time.perf_counter(), time.process_time()
         with warnings.catch_warnings(record=True) as caught, _Trajectory(out / f"{name}_trajectory.csv", backend):
             warnings.simplefilter("always")

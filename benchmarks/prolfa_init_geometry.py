@@ -23,6 +23,7 @@ from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
 from common import one_nn_accuracy, scene15_split
 
+from lfabench_plugins.aggregators.prolfa import SolverOptions
 from lfabench_plugins.aggregators.prolfa.plugin import ProLFA
 
 
@@ -32,7 +33,7 @@ def main():
     args = ap.parse_args()
     train, y, test, y_test = scene15_split(args.n_descriptors)
     for init in ("one_hot", "cancelling"):
-        est = ProLFA(n_prototypes=4096, random_state=0, init=init)
+        est = ProLFA(n_prototypes=4096, random_state=0, solver=SolverOptions(init=init))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             est.fit(train, y)

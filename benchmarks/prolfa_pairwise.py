@@ -37,6 +37,7 @@ from common import (
 )
 
 from lfabench_plugins.aggregators.prolfa import objective
+from lfabench_plugins.aggregators.prolfa import SolverOptions
 from lfabench_plugins.aggregators.prolfa.plugin import ProLFA
 from lfabench_plugins.aggregators.prolfa.problem import frank_wolfe_gap
 from lfabench_plugins.evaluators.splits import stratified_split
@@ -76,8 +77,8 @@ def main():
     name = (f"prolfa_pairwise_seed{args.seed}" + ("_continued" if args.start else "")
             + (f"_every{args.search_every}" if args.search_every else ""))
     extra = {"search_every": args.search_every} if args.search_every else {}
-    est = ProLFA(n_prototypes=4096, max_support=None, backend="pairwise_fw", gap_tol=args.gap_tol,
-                 max_iter=args.max_iter, random_state=args.seed, **extra)
+    est = ProLFA(n_prototypes=4096, max_support=None, random_state=args.seed,
+                 solver=SolverOptions(gap_tol=args.gap_tol, max_iter=args.max_iter), **extra)
     logger = logging.getLogger("lfabench_plugins.aggregators.prolfa")
     handler = SearchLog(OUT / f"{name}.csv")
     logger.addHandler(handler)

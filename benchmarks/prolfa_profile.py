@@ -20,7 +20,7 @@ import time
 import warnings
 
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
-from common import parse_param, scene15_sift  # noqa: E402
+from common import parse_param, prolfa_params, scene15_sift  # noqa: E402
 
 from lfabench_plugins.evaluators.splits import stratified_split  # noqa: E402
 from lfabench_plugins.aggregators.prolfa.plugin import ProLFA  # noqa: E402
@@ -52,13 +52,15 @@ def main():
     bags, labels = scene15_sift(90)
     train_idx, _ = stratified_split(labels, 0.2, 0)
     train, y = bags.subset(train_idx), labels[train_idx]
-    # the phases profiled are cBCD's (backend="sparse"), also on the plain simplex (where the default is pairwise_fw)
+    # the phases profiled are cBCD's: on the plain simplex (--max-support 0), by the deprecated backend="sparse"
     params = dict(n_prototypes=args.dbar, max_iter=args.max_iter, max_support=args.max_support or None,
-                  random_state=0, init=args.init, backend="sparse")
+                  random_state=0, init=args.init)
+    if not args.max_support:
+        params["backend"] = "sparse"
     if args.feature_map:
         params["feature_map"] = args.feature_map
     params.update(parse_param(text) for text in args.param)
-    est = ProLFA(**params)
+    est = ProLFA(**prolfa_params(params))
     prof = cProfile.Profile()
     t0 = time.perf_counter()
     with warnings.catch_warnings():

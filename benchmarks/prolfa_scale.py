@@ -31,7 +31,7 @@ import warnings
 import numpy as np
 
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
-from common import OUT, images_holding, one_nn_accuracy, parse_param, scene15_sift, write_rows
+from common import OUT, images_holding, one_nn_accuracy, parse_param, prolfa_params, scene15_sift, write_rows
 
 from lfabench_plugins.aggregators.prolfa import normalize_descriptors, parse_normalization
 from lfabench_plugins.aggregators.prolfa.plugin import ProLFA
@@ -70,7 +70,7 @@ def synthetic_images(train, y_train, n_descriptors: int, seed: int = 0, noise: f
 
 
 def one_fit(train, y_train, n_prototypes, seed=0, **params):
-    est = ProLFA(n_prototypes=n_prototypes, random_state=seed, **params)
+    est = ProLFA(n_prototypes=n_prototypes, random_state=seed, **prolfa_params(params))
     t0, c0 = time.perf_counter(), time.process_time()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -217,8 +217,9 @@ def main():
           flush=True)
     if args.max_support is not None:
         params["max_support"] = args.max_support or None
-    # the scaling law measured is cBCD's, also with --max-support 0 (another: --param backend=...)
-    params["backend"] = "sparse"
+    # the scaling law measured is cBCD's: with --max-support 0 (the plain simplex) by the deprecated backend="sparse"
+    if params.get("max_support", 4) is None:
+        params["backend"] = "sparse"
     for name in ("max_iter_admm", "search_every", "max_iter", "normalize", "lambda1", "lambda2"):
         if getattr(args, name) is not None:
             params[name] = getattr(args, name)

@@ -29,7 +29,7 @@ import warnings
 import numpy as np
 
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
-from common import OUT, one_nn_accuracy, parse_param, scene15_sift  # noqa: E402
+from common import OUT, one_nn_accuracy, parse_param, prolfa_params, scene15_sift  # noqa: E402
 
 from lfabench_plugins.aggregators.prolfa.plugin import ProLFA  # noqa: E402
 from lfabench_plugins.evaluators.splits import stratified_split  # noqa: E402
@@ -76,7 +76,7 @@ def main():
     for seed in args.seeds:
         tr, te = stratified_split(labels, 0.2, seed)
         train, test = bags.subset(tr), bags.subset(te)
-        est = ProLFA(n_prototypes=args.dbar, random_state=seed, **params)
+        est = ProLFA(n_prototypes=args.dbar, random_state=seed, **prolfa_params(params))
         load = os.getloadavg()[0]
         t0, cpu0 = time.perf_counter(), time.process_time()
         with warnings.catch_warnings(record=True) as caught:

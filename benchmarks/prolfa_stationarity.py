@@ -53,6 +53,7 @@ def calibrate(out: Path, n_images: int = 300, n_prototypes: int = 256, pairwise:
     from common import scene15_sift
 
     from lfabench_plugins.aggregators.prolfa import fit_prolfa
+    from lfabench_plugins.aggregators.prolfa import SolverOptions
     from lfabench_plugins.aggregators.prolfa.plugin import ProLFA
     from lfabench_plugins.aggregators.prolfa.problem import frank_wolfe_gap
     from lfabench_plugins.evaluators.splits import stratified_split
@@ -62,12 +63,15 @@ def calibrate(out: Path, n_images: int = 300, n_prototypes: int = 256, pairwise:
     keep = np.sort(np.random.default_rng(SEED).permutation(train_idx)[:n_images])
     train, y = bags.subset(keep), labels[keep]
     rows = []
-    # --pairwise: the exact model by backend="pairwise_fw", whose rule is the gap itself (gap_tol)
+    # --pairwise: the exact model by its solver, pairwise Frank-Wolfe, whose rule is the gap itself (gap_tol);
+    # otherwise cBCD, on the plain simplex by the deprecated backend="sparse"
     settings = ((None, (1e-2, 1e-3, 1e-4)),) if pairwise else ((4, (1e-4, 1e-6, 1e-8)), (None, (1e-4, 1e-6)))
     for max_support, tols in settings:
         for tol in tols:
-            rule = dict(backend="pairwise_fw", gap_tol=tol) if pairwise else dict(backend="sparse", tol=tol)
-            est = ProLFA(n_prototypes=n_prototypes, random_state=SEED, max_support=max_support, max_iter=5000, **rule)
+            rule = (dict(gap_tol=tol) if pairwise else
+                    dict(tol=tol, backend="sparse") if max_support is None else dict(tol=tol))
+            est = ProLFA(n_prototypes=n_prototypes, random_state=SEED, max_support=max_support,
+                         solver=SolverOptions(max_iter=5000, **rule))
             pb, _, _ = fit_problem(est, train, y)
             t0 = time.process_time()
             with warnings.catch_warnings():
@@ -99,7 +103,7 @@ def main() -> None:
     ap.add_argument("--pairwise", action="store_true", help="with --calibrate: the exact model by backend=pairwise_fw")
     args = ap.parse_args()
     if args.calibrate:
-        return calibrate(args.out, pairwise=args.pairwise)
+        return calibrate(args.out, pairwise=args.pairwise_fw)
     bags, y = _load_pack()
     pb, _, reps = fit_problem(ProLFA(n_prototypes=N_PROTOTYPES, random_state=SEED), bags, y)
     rows = []

@@ -24,14 +24,14 @@ import warnings
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
 from common import OUT, one_nn_accuracy, scene15_split, write_rows
 
-from lfabench_plugins.aggregators.prolfa import solver
+from lfabench_plugins.aggregators.prolfa import SolverOptions, cbcd
 from lfabench_plugins.aggregators.prolfa.plugin import ProLFA
 
 
 def observed_fit(est, bags, y):
     """``est.fit(bags, y)``, returning one dict per outer iteration (0 = the start): J, support changes, seconds."""
     rows, state = [], {"supports": None, "t": time.perf_counter()}
-    objective = solver.objective
+    objective = cbcd.objective
 
     def watch(pb, C, W, P=None):
         J = objective(pb, C, W, P)
@@ -44,13 +44,13 @@ def observed_fit(est, bags, y):
         state["supports"], state["t"] = supports, now
         return J
 
-    solver.objective = watch
+    cbcd.objective = watch
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             est.fit(bags, y)
     finally:
-        solver.objective = objective
+        cbcd.objective = objective
     return rows
 
 
@@ -62,7 +62,7 @@ def main():
     train, y, test, y_test = scene15_split(args.n_descriptors)
     out = []
     for face in (False, True):
-        est = ProLFA(n_prototypes=args.dbar, random_state=0, face_step=face)
+        est = ProLFA(n_prototypes=args.dbar, random_state=0, solver=SolverOptions(face_step=face))
         t0 = time.process_time()
         rows = observed_fit(est, train, y)
         cpu = time.process_time() - t0

@@ -1,4 +1,4 @@
-"""Issue 12, target 3 ("tiny problems are instant"): ProLFA's fit on the authors' demo and on the embedded run.
+"""ProLFA's fit on tiny problems: the authors' demo and the embedded run.
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/prolfa_tiny.py [--repeat 3] [--profile digits|moon]
 
@@ -7,9 +7,9 @@ machine inflates them less; run with ``OMP_NUM_THREADS=1``):
 
 * ``moon s``: the authors' demo data (``../shared/data/prolfa_demo/moon.mat``) with the demo's settings
   (the ``DEMO`` of ``tests/plugins/aggregators/prolfa/test_prolfa_plugin.py``: d̄ = 2, lambda1 = 2,
-  lambda2 = 0.5, mu = 0.1, normalize = none, the plain simplex, 20 ADMM iterations), seeds 0-2, by the default
-  solver (``backend="auto"``: ``pairwise_fw`` on the plain simplex; mu and the ADMM cap are cBCD's, unused there)
-  and by cBCD (``backend="sparse"``, the default before). Target: <= 0.2 s. J is the paper's objective;
+  lambda2 = 0.5, normalize = none, cBCD's mu = 0.1 and 20 ADMM iterations), seeds 0-2, for both models: the
+  paper's plain simplex (``max_support=None``, solved by pairwise Frank-Wolfe) and the capped model
+  (``max_support=4``, solved by cBCD). Target: <= 0.2 s. J is the paper's objective;
   ``demo J`` is the demo's own (the authors reach 64.23). A row says so if two prototypes share their
   largest-weight descriptor.
 * ``digits``: the embedded default ``lfabench run`` (digits, 3x3 patches, the ``prolfa`` defaults, the
@@ -19,7 +19,7 @@ machine inflates them less; run with ``OMP_NUM_THREADS=1``):
   blobs in 8-D, 50 samples of 15 descriptors; the test's problem): how many of the d̄ prototypes have
   distinct largest-weight descriptors, on unit-scale (l2) and on raw-scale (``none``) descriptors.
 
-``--profile`` prints the cProfile of one fit (top functions by cumulative time; ``--backend sparse`` for cBCD's).
+``--profile`` prints the cProfile of one fit (top functions by cumulative time; ``--model capped`` for cBCD's).
 """
 
 from __future__ import annotations
@@ -38,9 +38,13 @@ from common import one_nn_accuracy, shared_data  # noqa: E402
 
 from lfabench import Bags  # noqa: E402
 from lfabench.registry import get_plugin  # noqa: E402
+from lfabench_plugins.aggregators.prolfa import SolverOptions  # noqa: E402
 from lfabench_plugins.aggregators.prolfa.plugin import ProLFA  # noqa: E402
 
-DEMO = dict(n_prototypes=2, lambda1=2.0, lambda2=0.5, mu=0.1, normalize="none", max_support=None, max_iter_admm=20)
+DEMO = dict(n_prototypes=2, lambda1=2.0, lambda2=0.5, normalize="none", max_support=None,
+            solver=SolverOptions(mu=0.1, max_iter_admm=20))
+#: The two models on the demo data: the paper's plain simplex (pairwise Frank-Wolfe) and the capped one (cBCD).
+MODELS = {"plain": None, "capped": 4}
 
 
 def moon():
@@ -89,8 +93,8 @@ def diversity_problems():
         centres = rng.normal(scale=2, size=(3, 8))
         bags = Bags.from_list([centres[i % 3] + rng.normal(size=(15, 8)) for i in range(50)]).astype(np.float64)
         out.append((f"blobs {norm} k=4 s{seed}", bags, np.arange(50) % 3,
-                    dict(n_prototypes=16, lambda1=2.0, lambda2=0.5, mu=0.1, normalize=norm, max_support=4,
-                         max_iter_admm=20, random_state=seed)))
+                    dict(n_prototypes=16, lambda1=2.0, lambda2=0.5, normalize=norm, max_support=4,
+                         solver=SolverOptions(mu=0.1, max_iter_admm=20), random_state=seed)))
     return out
 
 
@@ -99,14 +103,15 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--profile", choices=("digits", "moon"), default=None)
     ap.add_argument("--skip-diversity", action="store_true")
-    ap.add_argument("--backend", default="auto", help="--profile moon: ProLFA backend (auto: pairwise_fw there)")
+    ap.add_argument("--model", choices=tuple(MODELS), default="plain",
+                    help="--profile moon: the plain simplex (pairwise Frank-Wolfe) or the capped model (cBCD)")
     ap.add_argument("--sort", default="cumulative", help="--profile: cProfile sort key (cumulative, tottime)")
     args = ap.parse_args()
 
     mb, my = moon()
     if args.profile:
         if args.profile == "moon":
-            make, bags, y = (lambda: ProLFA(random_state=2, backend=args.backend, **DEMO)), mb, my
+            make, bags, y = (lambda: ProLFA(**dict(DEMO, random_state=2, max_support=MODELS[args.model]))), mb, my
         else:
             train, ytr, _, _ = digits_split(0)
             make, bags, y = (lambda: ProLFA(random_state=0)), train, ytr
@@ -122,19 +127,19 @@ def main():
 
     print(f"| problem | solver | CPU s (best of {args.repeat}) | iterations | converged | J | demo J / 1-NN % |")
     print("|---|---|---|---|---|---|---|")
-    # the default solver (backend "auto": pairwise_fw on the plain simplex), then cBCD (the default before it)
-    for backend in ("auto", "sparse"):
+    for model, ksup in MODELS.items():
         for seed in (0, 1, 2):
-            est, cpu = timed_fit(lambda: ProLFA(random_state=seed, backend=backend, **DEMO), mb, my, args.repeat)
+            est, cpu = timed_fit(lambda: ProLFA(**dict(DEMO, random_state=seed, max_support=ksup)), mb, my,
+                                 args.repeat)
             dj = demo_objective(mb, my, est.selection_.toarray(), est.projection_)
             top = np.asarray(est.selection_.argmax(axis=0)).ravel()
-            print(f"| moon s{seed} | {est.fit_info_['backend']}{' (default)' if backend == 'auto' else ''} | {cpu:.3f} "
+            print(f"| moon s{seed} | {model}: {est.fit_info_['solver']} | {cpu:.3f} "
                   f"| {est.n_iter_} | {est.converged_} | {est.objective_history_[-1]:.4f} | {dj:.4f} |"
                   + ("" if np.unique(top).size == top.size else " two prototypes share their largest weight"))
     train, ytr, test, yte = digits_split(0)
     est, cpu = timed_fit(lambda: ProLFA(random_state=0), train, ytr, args.repeat)
     acc = one_nn_accuracy(est.transform(train), ytr, est.transform(test), yte)
-    print(f"| digits (default run, seed 0) | {est.fit_info_['backend']} (default) | {cpu:.3f} | {est.n_iter_} "
+    print(f"| digits (default run, seed 0) | {est.fit_info_['solver']} (default) | {cpu:.3f} | {est.n_iter_} "
           f"| {est.converged_} | {est.objective_history_[-1]:.4f} | {acc:.2f} % |")
     if args.skip_diversity:
         return

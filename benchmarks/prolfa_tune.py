@@ -28,7 +28,7 @@ import warnings
 import numpy as np
 
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
-from common import OUT, one_nn_accuracy, parse_param, scene15_sift  # noqa: E402
+from common import OUT, one_nn_accuracy, parse_param, prolfa_params, scene15_sift  # noqa: E402
 
 from lfabench_plugins.aggregators.prolfa import normalize_descriptors, parse_normalization  # noqa: E402
 from lfabench_plugins.evaluators.splits import stratified_split  # noqa: E402
@@ -110,7 +110,7 @@ def main():
         kern = {} if fmap == "linear" else dict(feature_map=fmap, n_components=comps, gamma=gamma)
         kern["scale"] = scale
         est = ProLFA(n_prototypes=args.dbar, lambda1=l1, lambda2=l2, normalize=norm, random_state=0, **kern,
-                     **params)
+                     **prolfa_params(params))
         t0 = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -24,6 +24,12 @@ class Split:
     is the aggregators' zero vector, which carries no evidence; protocols must not let it act as a
     neighbour: after L2 normalisation every other vector is at distance ~sqrt(2) from the next and at
     distance 1 from zero, so a few empty samples become the nearest neighbour of nearly every query.
+
+    ``predictions`` (set by ``Evaluator.evaluate``, optional): what the protocol predicted, as the arrays
+    of one layout of :mod:`lfabench.evaluation.predictions` (``kind`` plus its arrays), from which
+    :func:`lfabench.evaluation.recompute_metrics` gives back every metric ``evaluate`` returned. The
+    conductor stores them beside the record (``predictions.npz``); an evaluator that leaves it None
+    still works, and its records say that no predictions are stored.
     """
 
     fit_indices: np.ndarray
@@ -33,6 +39,7 @@ class Split:
     seed: int = 0
     info: dict = field(default_factory=dict)
     empty_rows: np.ndarray | None = None
+    predictions: dict | None = None
 
     def empty_mask(self, n_rows: int) -> np.ndarray:
         """``empty_rows`` as a ``(n_rows,)`` bool mask (all False when the conductor set none)."""
@@ -84,5 +91,8 @@ class Evaluator(BaseEstimator):
         return bags
 
     def evaluate(self, features: np.ndarray, dataset: Dataset, split: Split) -> dict[str, float]:
-        """Score ``features`` (``(m, D)``, one row per dataset sample); returns ``{metric: value}``."""
+        """Score ``features`` (``(m, D)``, one row per dataset sample); returns ``{metric: value}``.
+
+        An evaluator may also set ``split.predictions`` (see :class:`Split`) so that its metrics can be
+        recomputed from the record alone."""
         raise NotImplementedError

@@ -1,14 +1,23 @@
 """Run records: ``result.json``, written atomically for every run, successful or not.
 
 The schema is :class:`RunRecord` below, as code: :class:`RunRecorder` writes it, :func:`read_record`
-checks it, and the leaderboard reads it. A field added to a record is added there first (and the
-test of the schema fails until it is).
+checks it (:func:`validate_record`: schema, types, finite metrics in range), and the leaderboard and
+``compare`` read records only through it. A field added to a record is added there first (and the test
+of the schema fails until it is). ``docs/records.md`` describes the format.
+
+Beside ``result.json`` a run may leave ``predictions.npz`` (the protocol's predictions, compressed:
+:mod:`lfabench.evaluation.predictions`) and ``source.diff.gz`` (the diff of a dirty source tree). The
+record's ``digest`` is the sha256 of its canonical JSON without that field (:func:`content_digest`);
+the files beside it are named, with their sha256, inside the record, so the digest covers them too.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import gzip
 import hashlib
+import math
+import re
 import json
 import os
 import platform
@@ -24,12 +33,17 @@ from typing import Any, Literal, TypedDict
 
 import numpy as np
 
-from ._version import __version__
+from . import provenance as _provenance
 from .plugin import KINDS
-from .storage import write_json_atomic
+from .storage import atomic_write, write_json_atomic
 
-SCHEMA_VERSION = 1
+#: The record format written now. 1: before provenance, predictions, fingerprints and digests.
+SCHEMA_VERSION = 2
+#: The record formats this lfabench reads.
+READABLE_SCHEMAS = (1, 2)
 RESULT_FILE = "result.json"
+PREDICTIONS_FILE = "predictions.npz"
+DIFF_FILE = "source.diff.gz"
 
 
 class RecordError(TypedDict):
@@ -51,7 +65,7 @@ class PluginOrigin(TypedDict):
 
 
 class RunRecord(TypedDict, total=False):
-    """One run's ``result.json`` (``schema_version`` 1). Times in seconds, memory in MiB, dates ISO-8601 UTC."""
+    """One run's ``result.json`` (``schema_version`` 2). Times in seconds, memory in MiB, dates ISO-8601 UTC."""
 
     schema_version: int
     status: Literal["running", "ok", "failed", "interrupted"]  # interrupted: SIGINT/SIGTERM from outside
@@ -83,6 +97,11 @@ class RunRecord(TypedDict, total=False):
     git_revision: str | None
     host: dict[str, Any]                     # python, platform, cpu_count, cpu_model, cpu_simd, blas (host_info)
     run_dir: str
+    provenance: dict[str, Any]               # version, revision, dirty + diff, environment, package lock
+    predictions: dict[str, Any] | None       # file, kind, sha256 of predictions.npz; None: the evaluator gave none
+    fingerprints: dict[str, str | None]      # sha256 of descriptors, fitted arrays, features, predictions
+    digest: str                              # sha256 of the canonical JSON of every other field (content_digest)
+    publication: dict[str, Any]              # set by publishing only: {"unclean": [reasons]} when allowed unclean
 
 
 #: Fields every readable record has.
@@ -94,7 +113,8 @@ _FIELD_TYPES = {"schema_version": int, "status": str, "error": (dict, type(None)
                 "peak_rss_mb_by_stage": dict, "rss_at_start_mb": (float, int, type(None)), "dataset": (dict, type(None)), "descriptors": dict,
                 "split": (dict, type(None)), "fit_cache": list, "fit_info": dict, "prototypes": dict, "output_dim": int, "started_at": str,
                 "finished_at": (str, type(None)), "lfabench_version": str, "git_revision": (str, type(None)),
-                "host": dict, "run_dir": str}
+                "host": dict, "run_dir": str, "provenance": dict, "predictions": (dict, type(None)),
+                "fingerprints": dict, "digest": str, "publication": dict}
 assert set(_FIELD_TYPES) == set(RunRecord.__annotations__), "every RunRecord field needs its type check"
 
 
@@ -127,9 +147,11 @@ def check_record(data: Any, source: str = "record") -> RunRecord:
     """``data`` if it is a :class:`RunRecord` this lfabench reads; else a ValueError naming ``source`` and the field."""
     if not isinstance(data, dict) or "schema_version" not in data:
         raise ValueError(f"{source}: not an lfabench run record (no schema_version)")
-    if not isinstance(data["schema_version"], int) or data["schema_version"] > SCHEMA_VERSION:
-        raise ValueError(f"{source}: record schema {data['schema_version']!r} is newer than this lfabench "
-                         f"understands ({SCHEMA_VERSION}); upgrade lfabench")
+    schema = data["schema_version"]
+    if not isinstance(schema, int) or isinstance(schema, bool) or schema not in READABLE_SCHEMAS:
+        newer = isinstance(schema, int) and not isinstance(schema, bool) and schema > SCHEMA_VERSION
+        raise ValueError(f"{source}: unknown record format (schema_version {schema!r}; this lfabench reads "
+                         f"{', '.join(map(str, READABLE_SCHEMAS))})" + ("; upgrade lfabench" if newer else ""))
     for field in REQUIRED_FIELDS:
         if field not in data:
             raise ValueError(f"{source}: run record has no {field!r} field")
@@ -143,15 +165,94 @@ def check_record(data: Any, source: str = "record") -> RunRecord:
     return data
 
 
+#: Metrics in percent: their values must lie in [0, 100] (``precision@<k>`` for every k).
+PERCENT_METRICS = re.compile(r"^(accuracy|mAP|precision@\d+)$")
+
+
+def _release(version: str) -> tuple[int, ...] | None:
+    """The release numbers of a PEP 440 version (None when it is not one)."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return Version(version).release
+    except InvalidVersion:
+        return None
+
+
+def validate_record(data: Any, source: str = "record") -> RunRecord:
+    """``data`` if it is a record the leaderboard may count; else one ValueError naming ``source`` and the field.
+
+    Beyond :func:`check_record` (a known record format, required fields, field types, status): each
+    metric is a real number (not a bool, string, list or null) and finite, percent metrics
+    (:data:`PERCENT_METRICS`) lie in [0, 100], and ``lfabench_version`` is a PEP 440 version of a release
+    series this lfabench knows (not newer: such a record may mean things this code does not read).
+    The single check the leaderboard and ``compare`` apply where they load records.
+    """
+    check_record(data, source)
+    for name, value in data["metrics"].items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"{source}: metric {name!r} is a {type(value).__name__} ({value!r}), not a number")
+        if not math.isfinite(value):
+            raise ValueError(f"{source}: metric {name!r} is {value!r}, not a finite number")
+        if PERCENT_METRICS.match(name) and not 0.0 <= value <= 100.0:
+            raise ValueError(f"{source}: metric {name!r} = {value!r} lies outside [0, 100] (a percentage)")
+    version = data.get("lfabench_version")
+    if version is not None:
+        release = _release(version)
+        if release is None:
+            raise ValueError(f"{source}: lfabench_version {version!r} is not a version (PEP 440)")
+        ours = _release(_provenance.source_version()) or ()
+        if release[:2] > tuple(ours[:2]):
+            raise ValueError(f"{source}: written by lfabench {version}, a release newer than this one "
+                             f"({_provenance.source_version()}); upgrade lfabench to read it")
+    return data
+
+
+def canonical_json(data: Any) -> bytes:
+    """The bytes a digest is taken of: sorted keys, no whitespace, UTF-8, no NaN (JSON has none)."""
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+
+
+def content_digest(data: dict) -> str:
+    """sha256 of a record's canonical JSON without its ``digest`` field."""
+    return hashlib.sha256(canonical_json({k: v for k, v in data.items() if k != "digest"})).hexdigest()
+
+
+def file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def save_predictions(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    """Write predictions compressed (``np.savez_compressed``), atomically; never pickled."""
+    for name, a in arrays.items():
+        if np.asarray(a).dtype == object:
+            raise ValueError(f"predictions array {name!r} holds Python objects; store numbers or strings")
+    with atomic_write(path, "wb") as fh:
+        np.savez_compressed(fh, **arrays)
+
+
+def load_predictions(path: Path) -> dict[str, np.ndarray]:
+    """The arrays of a ``predictions.npz`` (a ValueError naming the file when it cannot be read)."""
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            return {k: npz[k] for k in npz.files}
+    except (OSError, ValueError, EOFError) as exc:
+        raise ValueError(f"{path}: unreadable predictions ({exc})") from exc
+
+
 def _jsonable(obj):
     if isinstance(obj, dict):
         return {str(k): _jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [_jsonable(v) for v in obj]
-    if isinstance(obj, np.generic):
-        return obj.item()
+    if isinstance(obj, np.generic):  # np.float64(nan) too: JSON (and the digest) has no NaN
+        return _jsonable(obj.item())
     if isinstance(obj, np.ndarray):
-        return obj.tolist()
+        return _jsonable(obj.tolist())
     if isinstance(obj, Path):
         return str(obj)
     if isinstance(obj, float) and not np.isfinite(obj):
@@ -300,10 +401,13 @@ class RunRecorder:
             "config": config, "seed": seed, "metrics": {}, "timings_s": {}, "peak_rss_mb": None,
             "peak_rss_mb_by_stage": {}, "rss_at_start_mb": _round_or_none(current_rss_mb()),
             "dataset": None, "split": None, "started_at": now_iso(), "finished_at": None,
-            "lfabench_version": __version__, "git_revision": git_revision(),
+            "lfabench_version": _provenance.source_version(), "git_revision": git_revision(),
             "host": host_info(),
             "run_dir": str(self.run_dir.resolve()),
+            "predictions": None, "fingerprints": {},
         }
+        self._source = _provenance.source_state()
+        self.data["provenance"] = _provenance.collect(self._source)
         self._keep_previous()
 
     @classmethod
@@ -323,6 +427,7 @@ class RunRecorder:
         rec.current_stage = stage
         rec.listener = None
         rec._peak_elsewhere = (peak_rss_mb,)
+        rec._source = _provenance.source_state()  # the child ran this checkout's code: the same diff
         if stage != "setup":
             rec.data["timings_s"][stage] = round(stage_elapsed_s, 6)
         return rec
@@ -353,12 +458,44 @@ class RunRecorder:
             self.data["timings_s"][name] = round(time.perf_counter() - t, 6)
             self.data["peak_rss_mb_by_stage"][name] = round(sampler.stop(), 1)
 
+    def store_predictions(self, arrays: dict[str, np.ndarray] | None) -> None:
+        """Keep the evaluator's predictions beside the record (``predictions.npz``) and name them in it;
+        None: the evaluator gave none, and the record says so (``predictions: null``)."""
+        from .evaluation.predictions import predictions_fingerprint
+
+        self.data["fingerprints"]["predictions"] = None
+        if arrays is None:
+            self.data["predictions"] = None
+            return
+        path = self.run_dir / PREDICTIONS_FILE
+        save_predictions(path, arrays)
+        self.data["predictions"] = {"file": PREDICTIONS_FILE, "kind": str(np.asarray(arrays.get("kind", ""))),
+                                    "sha256": file_sha256(path)}
+        self.data["fingerprints"]["predictions"] = predictions_fingerprint(arrays)
+
+    def _write_diff(self) -> None:
+        """A dirty tree's diff beside the record, gzip-compressed (its sha256, of the plain diff, is in the record).
+        The gzip header carries no name and no time, so the same diff gives the same file."""
+        source = getattr(self, "_source", None)
+        prov = self.data.get("provenance")
+        if source is None or not source.dirty or not isinstance(prov, dict):
+            return
+        with atomic_write(self.run_dir / DIFF_FILE, "wb") as fh:
+            with gzip.GzipFile(filename="", mode="wb", fileobj=fh, mtime=0) as gz:
+                gz.write(source.diff)
+        prov["diff_file"] = DIFF_FILE
+
     def _close(self, status: str) -> None:
         self.data["status"] = status
         self.data["timings_s"]["total"] = round(time.perf_counter() - self._t0, 6)
         self.data["peak_rss_mb"] = self._run_peak_mb() if self._peak_elsewhere is None else self._peak_elsewhere[0]
         self.data["finished_at"] = now_iso()
-        write_json_atomic(self.path, _jsonable(self.data))
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self._write_diff()
+        payload = _jsonable({k: v for k, v in self.data.items() if k != "digest"})
+        payload["digest"] = content_digest(payload)
+        self.data["digest"] = payload["digest"]
+        write_json_atomic(self.path, payload)
 
     def _run_peak_mb(self) -> float:
         """The highest memory sampled during this run's stages (and now); ``ru_maxrss`` where nothing can be
@@ -384,11 +521,15 @@ class RunRecorder:
 
 
 def read_record(path: Path) -> RunRecord:
-    """Load one ``result.json`` and check it against :class:`RunRecord`; a malformed file is a ValueError naming it."""
+    """Load one ``result.json`` and check it (:func:`validate_record`); a malformed or invalid file is a ValueError
+    naming it and the field. Every reader of records (leaderboard, ``compare``, publishing, ``verify``) loads
+    them here."""
     path = Path(path)
     try:
         with open(path) as fh:
             data = json.load(fh)
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path}: not a valid run record ({exc})") from exc
-    return check_record(data, str(path))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path}: unreadable run record ({exc})") from exc
+    return validate_record(data, str(path))

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .fingerprint import array_digest, bags_fingerprint, fitted_fingerprint
 from .images import DEFAULT_MAX_IMAGE_PIXELS
 from .isolation import (ISOLATION_MODES, RunInterrupted, RunProcessDied, RunTimeLimitExceeded, call_in_child,
                         signals_interrupt_run, time_limit)
@@ -223,6 +224,7 @@ def _run_stages(rec: RunRecorder, cfg: dict[str, Any], raw_seed) -> dict[str, fl
                                    "empty_samples": int(bags.empty_samples().size)}
         if callable(getattr(descriptor, "record_info", None)):  # cap rule, cache hit/miss (additive)
             rec.data["descriptors"].update(descriptor.record_info())
+    rec.data["fingerprints"]["descriptors"] = bags_fingerprint(bags)  # untimed: where a rerun first differs
     with rec.stage("split"):
         split = evaluator.split(dataset, seed)
         rec.data["split"] = dict(split.info, n_fit=int(len(split.fit_indices)))
@@ -231,6 +233,7 @@ def _run_stages(rec: RunRecorder, cfg: dict[str, Any], raw_seed) -> dict[str, fl
         fit_bags = bags.subset(split.fit_indices)
         aggregator.fit(fit_bags, split.fit_labels)
     rec.data["fit_cache"] = drain_cache_events()  # fitted arrays (codebooks, GMMs) reused from the cache
+    rec.data["fingerprints"]["fitted"] = fitted_fingerprint(aggregator)
     if callable(getattr(aggregator, "record_info", None)):  # plain scikit-learn style plugins may lack it
         rec.data["fit_info"] = aggregator.record_info()
     support = aggregator.prototype_support() if callable(getattr(aggregator, "prototype_support", None)) else None
@@ -242,9 +245,11 @@ def _run_stages(rec: RunRecorder, cfg: dict[str, Any], raw_seed) -> dict[str, fl
         features = aggregator.transform(scored)
         split.empty_rows = scored.counts == 0  # protocols keep samples without descriptors from matching
         rec.data["output_dim"] = int(features.shape[1])
+    rec.data["fingerprints"]["features"] = array_digest(features)
     with rec.stage("evaluate"):
         metrics = evaluator.evaluate(features, dataset, split)
         rec.data["split"].update(split.info)  # evaluators may add per-query results (e.g. AP)
+    rec.store_predictions(getattr(split, "predictions", None))  # untimed; None for evaluators that give none
     return metrics
 
 

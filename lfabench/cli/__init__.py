@@ -18,6 +18,8 @@ commands:
   plugins check NAME        run NAME's conformance battery (lfabench.testing) and print a pass/fail report
   leaderboard [RUN_DIRS...] build Markdown, CSV and HTML leaderboards and plots from run records
   compare [RUN_DIRS...]     mean ± std over seeds and paired exact Wilcoxon p-values against the best
+  verify BOARD_DIR...       check a board: record digests, metrics from predictions, cells by a rebuild
+  reproduce BOARD [--sample N] [--seed S]  rerun records drawn at random; where each first differs
   explain RUN               PNG grid of the image patches behind a ProLFA run's top prototypes
   data fetch|add|verify|list  get, register and check datasets (data root: $LFABENCH_DATA)
   cache list|clear          show or delete cached descriptors and other arrays
@@ -39,15 +41,16 @@ def _cmd_leaderboard(args) -> int:
         if args.publish_records:
             from ..leaderboard.publish import parse_relocations, publish_records
 
-            report = publish_records(paths, args.out, parse_relocations(args.relocate))
+            report = publish_records(paths, args.out, parse_relocations(args.relocate),
+                                     allow_unclean=args.allow_unclean_records)
             for path, status in report.not_ok:
                 print(f"lfabench leaderboard: not published ({status}): {path}", file=sys.stderr)
             print(f"lfabench leaderboard: published into {Path(args.out) / 'records'}: {report.summary()}")
             paths = [str(Path(args.out) / "records")]
             # the board states the command that rebuilds it from what is published (no sweep path of this machine)
             command = f"lfabench leaderboard {paths[0]} --out {args.out} --name {args.name}"
-        elif args.relocate:
-            raise ValueError("--relocate applies to --publish-records only")
+        elif args.relocate or args.allow_unclean_records:
+            raise ValueError("--relocate and --allow-unclean-records apply to --publish-records only")
         else:
             command = " ".join(["lfabench", *args.argv])
         out = build_leaderboard(paths, args.out, args.name, command=command)
@@ -68,8 +71,11 @@ def build_parser() -> argparse.ArgumentParser:
     from . import data as cli_data
     from . import explain as cli_explain
     from . import plugins as cli_plugins
+    from . import reproduce as cli_reproduce
+    from . import verify as cli_verify
 
-    command_modules = (cli_plugins, cli_compare, cli_data, cli_cache, cli_explain)  # subcommands that live in their own module
+    # subcommands that live in their own module
+    command_modules = (cli_plugins, cli_compare, cli_data, cli_cache, cli_explain, cli_verify, cli_reproduce)
     parser = argparse.ArgumentParser(prog="lfabench", description=USAGE,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command")
@@ -84,6 +90,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--relocate", action="append", default=[], metavar="OLD=NEW",
                    help="with --publish-records: replace the path prefix OLD by NEW in the copies "
                         "(e.g. a dataset root); repeatable")
+    p.add_argument("--allow-unclean-records", action="store_true",
+                   help="with --publish-records: also publish records of a dirty tree or with provenance missing "
+                        "(refused otherwise); the board marks their rows")
     p.set_defaults(func=_cmd_leaderboard)
     for command in command_modules:
         command.add_parser(sub)
@@ -123,6 +132,11 @@ def _main(argv: list[str] | None = None) -> int:
         os.environ["LFABENCH_DEBUG"] = "1"  # read where a user error is reported (lfabench.cli.run.DEBUG_ENV)
     if not argv or argv[0] in ("-h", "--help"):
         print(USAGE)
+        return 0
+    if argv[0] == "--version":  # the code's version (setuptools-scm: changes with every commit and a dirty tree)
+        from ..provenance import source_version
+
+        print(f"lfabench {source_version()}")
         return 0
     if argv[0] == "run":
         from .run import main as run_main

@@ -8,6 +8,7 @@ Wilcoxon signed-rank p-value of its per-seed scores against the best method's
 (:func:`lfabench.evaluation.significance.compare_to_best`; zero differences are
 dropped). One (method, seed) is one value however many records it has: identical repeats count once,
 repeats that disagree are averaged and counted in ``conflicts`` (:func:`lfabench.leaderboard.tables.dedupe_runs`).
+An invalid record (:func:`lfabench.record.validate_record`) refuses the comparison, naming the file and field.
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ def _cmd_compare(args) -> int:
         return 2
     try:
         table = compare_table(paths)
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, ValueError) as exc:  # ValueError: invalid records, each named (never averaged in)
         print(f"lfabench compare: {exc}", file=sys.stderr)
         return 2
     if args.metric:

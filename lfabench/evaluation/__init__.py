@@ -5,6 +5,8 @@
   (:mod:`lfabench.evaluation.ranking`);
 * :func:`knn_accuracy`, :func:`knn_predict` — k-NN classification on FAISS, equal to
   scikit-learn's brute-force ``KNeighborsClassifier`` (:mod:`lfabench.evaluation.knn`);
+* :func:`recompute_metrics`, :func:`knn_predictions`, :func:`retrieval_predictions` — a protocol's
+  stored predictions and every metric recomputed from them (:mod:`lfabench.evaluation.predictions`);
 * :func:`rank_database`, :func:`fit_metric_space`, :func:`knn_search` — exact FAISS
   search with the lower-index tie rule (:mod:`lfabench.evaluation.search`);
 * :func:`paired_wilcoxon_p`, :func:`compare_to_best` — paired significance over
@@ -16,16 +18,20 @@
 FAISS and scikit-learn are imported when a function needs them, not on import.
 """
 
-from .knn import knn_accuracy, knn_predict
-from .ranking import average_precision, mean_average_precision, precision_at_k
+from .knn import accuracy_from_predictions, knn_accuracy, knn_predict
 from .multiple import FriedmanResult, friedman_test, holm, nemenyi_cd, nemenyi_q, tied_ranks
+from .predictions import knn_predictions, predictions_fingerprint, recompute_metrics, retrieval_predictions
+from .ranking import (average_precision, mean_average_precision, precision_at_k, ranked_list_from_places,
+                      ranking_prefix, ranks_of, retrieval_metrics_from_rankings)
 from .search import METRICS, MetricSpace, fit_metric_space, knn_search, rank_database
 from .significance import compare_to_best, paired_wilcoxon_p, significance_by_group
 from .whitening import COVARIANCE_ESTIMATORS, Whitening, fit_whitening
 
 __all__ = [
-    "average_precision", "mean_average_precision", "precision_at_k",
-    "knn_accuracy", "knn_predict",
+    "average_precision", "mean_average_precision", "precision_at_k", "ranking_prefix", "ranks_of",
+    "ranked_list_from_places", "retrieval_metrics_from_rankings",
+    "knn_accuracy", "knn_predict", "accuracy_from_predictions",
+    "knn_predictions", "retrieval_predictions", "recompute_metrics", "predictions_fingerprint",
     "METRICS", "MetricSpace", "fit_metric_space", "knn_search", "rank_database",
     "paired_wilcoxon_p", "compare_to_best", "significance_by_group",
     "holm", "tied_ranks", "FriedmanResult", "friedman_test", "nemenyi_q", "nemenyi_cd",

@@ -30,7 +30,7 @@ import numpy as np
 
 from .search import MetricSpace, fit_metric_space, knn_search
 
-__all__ = ["knn_predict", "knn_accuracy"]
+__all__ = ["knn_predict", "knn_accuracy", "accuracy_from_predictions"]
 
 
 def _labels(y, n: int, name: str) -> np.ndarray:
@@ -97,3 +97,26 @@ def knn_accuracy(train_X, train_y, test_X, test_y, k: int = 1, metric: str = "eu
         raise ValueError("knn_accuracy needs at least one test vector")
     pred = knn_predict(train_X, train_y, test_X, k, metric, p, covariance)
     return float(np.mean(pred == test_y))
+
+
+def accuracy_from_predictions(predicted, true, counted_wrong=None) -> float:
+    """The ``knn`` evaluator's ``accuracy`` metric (percent) recomputed from its stored predictions.
+
+    ``predicted`` and ``true`` are the ``(t,)`` labels of the test samples; ``counted_wrong`` a ``(t,)``
+    bool mask of test samples scored as misses whatever their prediction (samples without descriptors).
+    ``100 * mean((predicted == true) & ~counted_wrong)``, computed as the evaluator computes it, so the
+    value is the recorded one to the last bit.
+
+    >>> accuracy_from_predictions([1, 2, 3, 3], [1, 2, 0, 3], [False, True, False, False])
+    50.0
+    """
+    predicted, true = np.asarray(predicted), np.asarray(true)
+    if predicted.ndim != 1 or predicted.shape != true.shape:
+        raise ValueError(f"predicted and true labels must be 1-D of one length, got {predicted.shape} and "
+                         f"{true.shape}")
+    if predicted.size == 0:
+        raise ValueError("accuracy needs at least one test sample")
+    wrong = np.zeros(predicted.shape, dtype=bool) if counted_wrong is None else np.asarray(counted_wrong, dtype=bool)
+    if wrong.shape != predicted.shape:
+        raise ValueError(f"counted_wrong has shape {wrong.shape}, the predictions {predicted.shape}")
+    return float(100.0 * np.mean((predicted == true) & ~wrong))

@@ -28,7 +28,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["average_precision", "mean_average_precision", "precision_at_k"]
+__all__ = ["average_precision", "mean_average_precision", "precision_at_k", "ranking_prefix", "ranks_of",
+           "ranked_list_from_places", "retrieval_metrics_from_rankings"]
 
 
 def _kept_relevance(ranked_ids, positive_ids, junk_ids) -> tuple[np.ndarray, int]:
@@ -114,3 +115,83 @@ def precision_at_k(ranked_ids: Sequence, positive_ids: Sequence, k: int, junk_id
         raise ValueError(f"precision@k needs k >= 1, got {k}")
     rel, _ = _kept_relevance(ranked_ids, positive_ids, junk_ids)
     return float(np.count_nonzero(rel[:k]) / k)
+
+
+def ranking_prefix(ranked_ids: Sequence, junk_ids: Sequence = (), k_max: int = 0) -> np.ndarray:
+    """The head of ``ranked_ids`` that precision@k reads for every k <= ``k_max``: up to its ``k_max``-th
+    non-junk item (the whole list when it has fewer). Empty for ``k_max`` 0."""
+    ranked = np.asarray(ranked_ids)
+    if ranked.ndim != 1:
+        raise ValueError(f"ranked_ids must be a 1-D sequence of ids, got shape {ranked.shape}")
+    if k_max <= 0:
+        return ranked[:0]
+    kept = np.flatnonzero(~np.isin(ranked, np.asarray(junk_ids))) if len(junk_ids) else np.arange(ranked.size)
+    return ranked[:int(kept[k_max - 1]) + 1] if kept.size >= k_max else ranked
+
+
+def ranks_of(ranked_ids: Sequence, ids: Sequence) -> np.ndarray:
+    """The 0-based place of each of ``ids`` in ``ranked_ids`` (-1 where it is not ranked), ``(len(ids),)`` int64.
+
+    With :func:`ranking_prefix` this is what a run stores of a ranking: the places of the positives and of the
+    junk give the AP wherever they lie in a database of any size, the head gives precision@k.
+    """
+    ranked, ids = np.asarray(ranked_ids), np.asarray(ids)
+    if ids.size == 0 or ranked.size == 0:
+        return np.full(ids.size, -1, dtype=np.int64)
+    order = np.argsort(ranked, kind="stable")
+    loc = np.minimum(np.searchsorted(ranked[order], ids), ranked.size - 1)
+    return np.where(ranked[order][loc] == ids, order[loc], -1).astype(np.int64)
+
+
+def ranked_list_from_places(head: Sequence[int], positive_ids: Sequence[int], positive_places: Sequence[int],
+                            junk_ids: Sequence[int], junk_places: Sequence[int]) -> np.ndarray:
+    """A ranked list equal, for :func:`average_precision` and :func:`precision_at_k` (k within the head), to the
+    one :func:`ranking_prefix` and :func:`ranks_of` were taken from: the head, then each positive and junk id at
+    its place, every other place holding a distinct placeholder id (``-1, -2, ...``: neither positive nor junk).
+    Ids are non-negative sample indices. A place that two ids claim is a ValueError (inconsistent predictions)."""
+    head = np.asarray(head, dtype=np.int64)
+    ids = np.concatenate([np.asarray(positive_ids, dtype=np.int64), np.asarray(junk_ids, dtype=np.int64)])
+    places = np.concatenate([np.asarray(positive_places, dtype=np.int64), np.asarray(junk_places, dtype=np.int64)])
+    ids, places = ids[places >= 0], places[places >= 0]
+    if places.size:  # an id listed twice (e.g. a duplicated positive) names its place twice: once is enough
+        places, ids = np.unique(np.stack([places, ids]), axis=1)
+    length = max(head.size, int(places.max()) + 1 if places.size else 0)
+    out = -np.arange(1, length + 1, dtype=np.int64)
+    out[:head.size] = head
+    clash = [(int(p), int(i)) for p, i in zip(places, ids) if p < head.size and head[p] != i]
+    if clash or np.unique(places).size != places.size:
+        raise ValueError(f"inconsistent ranking: place {clash[0][0] if clash else places[0]} is claimed twice")
+    out[places] = ids
+    return out
+
+
+def retrieval_metrics_from_rankings(heads: Sequence[Sequence], positive_lists: Sequence[Sequence],
+                                    positive_places: Sequence[Sequence], junk_lists: Sequence[Sequence],
+                                    junk_places: Sequence[Sequence], scored_zero: Sequence[bool],
+                                    precision_at: Sequence[int] = ()) -> dict[str, float]:
+    """The ``retrieval`` evaluator's metrics (percent) recomputed from what its records store of each ranking.
+
+    Per query: the head of the ranking (:func:`ranking_prefix`), the positive and junk ids with their places
+    in the ranking (:func:`ranks_of`); ``scored_zero`` marks queries scored 0 (no descriptors). Returns
+    ``{"mAP": ..., "precision@k": ...}``, the evaluator's names and arithmetic (mean over queries of
+    :func:`average_precision` / :func:`precision_at_k` on :func:`ranked_list_from_places`, times 100).
+    """
+    n = len(heads)
+    if not n or any(len(v) != n for v in (positive_lists, positive_places, junk_lists, junk_places, scored_zero)):
+        raise ValueError(f"one head, positive list, junk list (with places) and scored_zero flag per query: got "
+                         f"{n}, {len(positive_lists)}, {len(junk_lists)}, {len(scored_zero)}")
+    aps, precisions = [], {int(k): [] for k in precision_at}
+    for q in range(n):
+        if scored_zero[q]:
+            aps.append(0.0)
+            for k in precisions:
+                precisions[k].append(0.0)
+            continue
+        ranked = ranked_list_from_places(heads[q], positive_lists[q], positive_places[q], junk_lists[q],
+                                         junk_places[q])
+        aps.append(average_precision(ranked, positive_lists[q], junk_lists[q]))
+        for k in precisions:
+            precisions[k].append(precision_at_k(ranked, positive_lists[q], k, junk_lists[q]))
+    metrics = {"mAP": float(100.0 * np.mean(aps))}
+    metrics.update({f"precision@{k}": float(100.0 * np.mean(v)) for k, v in precisions.items()})
+    return metrics

@@ -5,7 +5,8 @@ and metric with its records' provenance, the compact per-seed form of the record
 where the records cover one of its tables), ``<name>.html`` (the self-contained page) and the
 PNG plots (per table: scores with every seed, and the trade-offs against time and output dimension;
 the paper's curves wherever the records support one: :mod:`lfabench.leaderboard.curves`; ``<name>-cd.png``, the
-critical-difference diagram of the mean ranks across tasks: :mod:`lfabench.leaderboard.cd_diagram`), and
+critical-difference diagram of the mean ranks across tasks: :mod:`lfabench.leaderboard.cd_diagram`),
+``<name>-records.json``, the records it read with their digests (:mod:`lfabench.leaderboard.manifest`), and
 ``<name>-outputs.txt``, the list of these files: a rebuild deletes what the previous build wrote and this
 one does not (:func:`replace_outputs`).
 """
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Iterable
 
 from ..storage import write_text_atomic
+from .manifest import write_manifest
 from .paper import paper_markdown, paper_table
 from .ranks import cd_plot, rank_markdown, rank_table
 from .tables import INTRO, _shown_path, dedupe_runs, find_records, labelled, records_frame, summarize, to_markdown
@@ -64,6 +66,7 @@ def build_leaderboard(run_paths: Iterable[Path | str], out_dir: Path | str = "le
     write_text_atomic(paths["html"], to_html(summary, failed, out_dir, intro=INTRO, command=command, plots=plots,
                                              extra_sections=extra))
     paths["plots"] = [p for files in plots.values() for p in files]
+    paths["records_manifest"] = write_manifest(records, out_dir, name, command, run_paths)  # digests: `lfabench verify`
     paths["manifest"], paths["removed"] = replace_outputs(out_dir, name, [
         p for key, p in paths.items() if key != "plots"] + paths["plots"])
     return paths

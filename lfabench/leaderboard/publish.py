@@ -14,20 +14,30 @@ from ``BOARD/records``. In each copy:
 A copy that would still hold an absolute path of this machine (an existing file or folder, or one under
 the home folder) is refused, naming the record and the field, so that no machine's layout is published
 by accident; so is one that holds a secret (a value read from the environment, or the value of an environment
-variable named like a secret: :func:`lfabench.redact.secret_problems`). Only the raw arrays stay behind (``prototypes.npz`` and logs): records are the JSON alone.
+variable named like a secret: :func:`lfabench.redact.secret_problems`). The record's own files go with it
+(``predictions.npz``, and ``source.diff.gz`` for a dirty tree); the raw arrays stay behind (``prototypes.npz``
+and logs). A changed copy gets its digest anew (:func:`~lfabench.record.content_digest`): the published
+record is the one the digest vouches for.
 Files are written atomically; an existing copy is replaced only by a record of the same setting and seed
 that finished later.
+
+Only clean, complete records are published (:func:`~lfabench.provenance.missing_provenance`: a revision
+and no diff, the environment, the package lock): others are refused, naming each record and what it
+lacks, unless ``allow_unclean`` (``--allow-unclean-records``); their copies then carry
+``publication.unclean`` (the reasons) and the board marks their rows (``UNCLEAN_MARK`` in the label).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..record import RESULT_FILE, read_record, setting_key
+from ..provenance import missing_provenance
+from ..record import RESULT_FILE, content_digest, read_record, setting_key
 from ..redact import secret_problems
 from ..storage import write_text_atomic
 from .tables import find_records
@@ -100,10 +110,28 @@ def published_copy(record: dict, relocations: dict[str, str]) -> dict:
     return rec
 
 
+class UncleanRecords(ValueError):
+    """Records refused for publishing: dirty tree, no revision, or provenance missing (each named)."""
+
+
+#: Files of a run published with its record (the diff only for a dirty tree).
+RECORD_FILES = ("predictions.npz", "source.diff.gz")
+
+
 def publish_records(run_paths: Iterable[Path | str], board_dir: Path | str,
-                    relocations: dict[str, str] | None = None) -> PublishReport:
+                    relocations: dict[str, str] | None = None, allow_unclean: bool = False) -> PublishReport:
     """Copy the complete records under ``run_paths`` to ``board_dir/records`` (see the module docstring)."""
     relocations = dict(relocations or {})
+    unclean = []
+    for path in find_records(run_paths):
+        record = read_record(path)
+        problems = missing_provenance(record) if record.get("status") == "ok" else []
+        if problems and not allow_unclean and Path(board_dir, "records").resolve() not in path.parents:
+            unclean.append(f"{path}: {'; '.join(problems)}")
+    if unclean:
+        raise UncleanRecords(f"{len(unclean)} record(s) not publishable (rerun them from a clean commit, or pass "
+                             f"--allow-unclean-records to publish them marked on the board):\n"
+                             + "\n".join(f"  {u}" for u in unclean))
     board_dir = Path(board_dir)
     records_dir = board_dir / "records"
     report = PublishReport()
@@ -115,6 +143,9 @@ def publish_records(run_paths: Iterable[Path | str], board_dir: Path | str,
             report.not_ok.append((path, str(record.get("status"))))
             continue
         rec = published_copy(record, relocations)
+        problems = missing_provenance(record)
+        if problems:  # only reached with allow_unclean: the board marks the row
+            rec["publication"] = {"unclean": problems}
         group = path.parent.parent.name
         rel = Path(group) / f"{setting_key(rec.get('setting') or {}, rec.get('seed'))}_s{rec.get('seed')}"
         rec["run_dir"] = str(Path("records") / rel)
@@ -127,6 +158,8 @@ def publish_records(run_paths: Iterable[Path | str], board_dir: Path | str,
             raise ValueError(f"{path}: would publish a secret: {'; '.join(secrets)}; rerun it with this "
                              f"lfabench (which records ${{oc.env:...}} as written) or leave it out")
         dest = records_dir / rel / RESULT_FILE
+        if "digest" in rec:
+            rec["digest"] = content_digest(rec)
         text = json.dumps(rec, indent=2) + "\n"
         if dest.is_file():
             if dest.read_text() == text:
@@ -140,6 +173,10 @@ def publish_records(run_paths: Iterable[Path | str], board_dir: Path | str,
                 report.kept_newer.append(dest)
                 continue
         dest.parent.mkdir(parents=True, exist_ok=True)
+        for name in RECORD_FILES:  # the files the record names (digests inside it), before the record itself
+            if (path.parent / name).is_file():
+                shutil.copyfile(path.parent / name, dest.parent / f".{name}.tmp")
+                os.replace(dest.parent / f".{name}.tmp", dest.parent / name)
         write_text_atomic(dest, text)
         report.written.append(dest)
     return report

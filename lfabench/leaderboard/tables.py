@@ -13,11 +13,11 @@ every board and across tasks.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 import hashlib
 import json
 import math
-import warnings
 from fractions import Fraction
 from pathlib import Path
 from typing import Iterable
@@ -97,19 +97,30 @@ SETTING_KINDS = ("descriptor", "aggregator", "evaluator")
 
 @functools.lru_cache(maxsize=None)
 def _default_values(kind: str, name: str) -> dict[str, str] | None:
-    """The plugin's keyword defaults as labels compare values (JSON, keys sorted); None when the plugin is not
-    installed here."""
+    """The plugin's keyword defaults as labels compare values: one entry per leaf, nested options flattened
+    to dotted keys (``solver.max_iter``; a dataclass default is read as its fields), each value as JSON
+    (keys sorted); None when the plugin is not installed here."""
     try:
         factory = get_plugin(kind, name)
     except LookupError:  # records of a plugin this environment lacks: no parameter is known to be a default
         return None
-    out = {}
-    for key, value in default_params(factory).items():
-        try:
-            out[key] = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
-        except TypeError:  # a default JSON cannot show (an object): any value a config sets differs from it
-            continue
-    return out
+    return _leaves("", default_params(factory))
+
+
+def _leaves(prefix: str, value) -> dict[str, str]:
+    """``{dotted key: JSON text}`` of every leaf of ``value`` (dicts and dataclasses opened); a leaf JSON cannot
+    show (an object) is left out, so any value a config sets there differs from the default."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        value = dataclasses.asdict(value)
+    if isinstance(value, dict):
+        out = {}
+        for key, item in value.items():
+            out.update(_leaves(f"{prefix}{key}.", item))
+        return out
+    try:
+        return {prefix[:-1]: value if isinstance(value, str) else json.dumps(value, sort_keys=True)}
+    except TypeError:
+        return {}
 
 
 #: Interpolations through which a plugin follows the run (its seed, its cache policy: a cached fit gives the
@@ -132,14 +143,13 @@ def _non_default(setting: dict, config: dict, shown: dict[str, str]) -> tuple[st
         if not spec.get("name"):
             continue
         known = _default_values(kind, spec["name"])
-        resolved = (config.get(kind) or {}).get("params") or {}
-        for param, value in (spec.get("params") or {}).items():
-            if isinstance(value, str) and value.strip() in RUN_LEVEL:
+        resolved = _leaves("", (config.get(kind) or {}).get("params") or {})
+        for param, value in _leaves("", spec.get("params") or {}).items():
+            if value.strip() in RUN_LEVEL:
                 continue
-            if isinstance(value, str) and "${" in value:
+            if "${" in value:
                 value = resolved.get(param, value)
-            text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
-            if known is not None and param in known and text == known[param]:
+            if known is not None and param in known and value == known[param]:
                 continue
             key = f"{kind}.{param}"
             keys += [k for k in shown if k == key or k.startswith(key + ".")]
@@ -211,15 +221,30 @@ def dedupe_runs(df: pd.DataFrame) -> pd.DataFrame:
     return out.drop(columns=["lo", "hi"])
 
 
+#: Appended to the method of a row from records published although unclean (dirty tree, provenance missing).
+UNCLEAN_MARK = " (unclean record)"
+
+
+class InvalidRecords(ValueError):
+    """Records that fail :func:`lfabench.record.validate_record`, each named with its file and field."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = problems
+        super().__init__(f"{len(problems)} invalid run record(s), refused (fix or remove them):\n"
+                         + "\n".join(f"  {p}" for p in problems))
+
+
 def records_frame(record_paths: Iterable[Path]) -> tuple[pd.DataFrame, list[dict]]:
-    """One row per (successful record, metric); also returns the failed/unreadable records."""
-    rows, failed = [], []
+    """One row per (successful record, metric); also returns the failed records.
+
+    Raises :class:`InvalidRecords` naming every record that is not valid (unreadable, unknown format,
+    a metric of the wrong type, not finite or out of range): none is ever averaged in."""
+    rows, failed, invalid = [], [], []
     for path in record_paths:
         try:
-            rec = read_record(path)
+            rec = read_record(path)  # the one validation (lfabench.record.validate_record)
         except ValueError as exc:
-            warnings.warn(str(exc))
-            failed.append({"path": str(path), "status": "unreadable", "error": str(exc)})
+            invalid.append(str(exc))
             continue
         if rec.get("status") != "ok":
             err = rec.get("error") or {}
@@ -230,6 +255,8 @@ def records_frame(record_paths: Iterable[Path]) -> tuple[pd.DataFrame, list[dict
         setting = _setting(rec)
         setting_id = hashlib.sha1(json.dumps(setting, sort_keys=True).encode()).hexdigest()[:10]
         base = {kind: (cfg.get(kind) or {}).get("name") for kind in KINDS}
+        if (rec.get("publication") or {}).get("unclean"):  # published with --allow-unclean-records: marked
+            base["aggregator"] = f"{base['aggregator']}{UNCLEAN_MARK}"
         params = {}
         for kind in KINDS:
             shown = _shown_params((setting.get(kind) or {}).get("params") or {}, (cfg.get(kind) or {}).get("params"))
@@ -243,6 +270,8 @@ def records_frame(record_paths: Iterable[Path]) -> tuple[pd.DataFrame, list[dict
                          "fit_cache_untimed": untimed,
                          "transform_s": rec["timings_s"].get("transform"), "path": str(path),
                          **_provenance(rec)})
+    if invalid:  # never counted, never skipped in silence: the board is not built
+        raise InvalidRecords(invalid)
     return pd.DataFrame(rows), failed
 
 

@@ -39,7 +39,7 @@ from lfabench import PluginSpec, hookimpl
 from lfabench.plugin import default_params
 from lfabench.dataset import Dataset
 from lfabench.evaluate import Evaluator, Split
-from lfabench.evaluation import fit_metric_space, knn_predict
+from lfabench.evaluation import fit_metric_space, knn_predict, knn_predictions
 from lfabench.evaluation.search import METRICS
 from lfabench.evaluation.whitening import COVARIANCE_ESTIMATORS
 
@@ -139,6 +139,7 @@ class KNN(Evaluator):
         space = fit_metric_space(train_X, self.metric, self.p, self.covariance)
         pred = knn_predict(train_X, y[train], features[test], self.k, space=space)
         correct = (pred == y[test]) & ~empty[test]
+        split.predictions = knn_predictions(split.train_indices, test, pred, y[test], empty[test])
         split.info["knn_metric"] = space.info
         split.info["empty_samples"] = {"train_left_out": int(empty[split.train_indices].sum()),
                                        "test_counted_wrong": int(empty[test].sum())}

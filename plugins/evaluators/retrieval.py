@@ -33,7 +33,8 @@ from lfabench import PluginSpec, hookimpl
 from lfabench.bags import Bags
 from lfabench.dataset import Dataset, RetrievalGroundTruth
 from lfabench.evaluate import Evaluator, Split
-from lfabench.evaluation import average_precision, precision_at_k, rank_database
+from lfabench.evaluation import (average_precision, precision_at_k, rank_database, ranking_prefix, ranks_of,
+                                 retrieval_predictions)
 from lfabench.evaluation.search import METRICS
 
 from .splits import labelled_subset
@@ -177,9 +178,13 @@ class Retrieval(Evaluator):
         # near-zero-distance hubs their zero vectors would be. Queries without descriptors score 0.
         order = _empty_last(order, empty[db])
         aps, precisions = [], {k: [] for k in self._ks}
+        heads, pos_places, junk_places = [], [], []  # what the record's predictions keep of each ranking
         for q in range(gt.queries.size):
             if empty[rows[q]]:
                 aps.append(0.0)
+                heads.append(np.empty(0, dtype=np.int64))
+                pos_places.append(np.full(len(gt.positives[q]), -1))
+                junk_places.append(np.full(len(gt.junk[q]), -1))
                 for k in self._ks:
                     precisions[k].append(0.0)
                 continue
@@ -187,8 +192,13 @@ class Retrieval(Evaluator):
             if gt.exclude_query_from_ranking:
                 ranked = ranked[ranked != gt.queries[q]]
             aps.append(average_precision(ranked, gt.positives[q], gt.junk[q]))
+            heads.append(ranking_prefix(ranked, gt.junk[q], max(self._ks, default=0)))
+            pos_places.append(ranks_of(ranked, gt.positives[q]))
+            junk_places.append(ranks_of(ranked, gt.junk[q]))
             for k in self._ks:
                 precisions[k].append(precision_at_k(ranked, gt.positives[q], k, gt.junk[q]))
+        split.predictions = retrieval_predictions(gt.queries, heads, gt.positives, pos_places, gt.junk, junk_places,
+                                                  empty[rows], self._ks)
         split.info["per_query_ap"] = {str(dataset.sample_ids[i]): float(ap) for i, ap in zip(gt.queries, aps)}
         split.info["empty_samples"] = {"database_ranked_last": int(empty[db].sum()),
                                        "queries_scored_zero": int(empty[rows].sum())}

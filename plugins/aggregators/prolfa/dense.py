@@ -1,6 +1,8 @@
-"""A dense ProLFA solver on an array namespace: NumPy on the CPU, CuPy on an NVIDIA GPU.
+"""Deprecated (``backend="dense"``/``"cupy"``; removed in the next release): a dense ProLFA solver on an array
+namespace, NumPy on the CPU or CuPy on an NVIDIA GPU. The capped model is solved by cBCD and the plain simplex
+by pairwise Frank-Wolfe (:mod:`.fit`); this route converges slowly on the plain simplex.
 
-The same model as :func:`~lfabench_plugins.aggregators.prolfa.solver.fit_prolfa` (eq. "ModelRelax2",
+The same model as :func:`~lfabench_plugins.aggregators.prolfa.cbcd.fit_cbcd` (eq. "ModelRelax2",
 or "ModelSemi"), the same start (``init``), the same J and the same stopping rule (relative change of J
 below ``tol``), by a different route: ``C`` is held whole, ``(N, d̄)`` in float64, and every outer
 iteration of the cBCD scheme (Algorithm 2) is
@@ -48,7 +50,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
-from .options import SolverOptions
+from .arrays import array_namespace, to_host
+from .options import FitOptions
 from .problem import Problem, energy, first_trial_step, fit_loss, gradient_factor, quadratic_term
 from .result import ProLFAResult
 from .start import Start, initial_selection
@@ -63,36 +66,6 @@ log = logging.getLogger("lfabench_plugins.aggregators.prolfa")
 DENSE_BYTES_LIMIT = 4 << 30
 #: Columns per block of the C-step (bounds the temporaries to a few ``N x block`` arrays).
 BLOCK_BYTES = 1 << 30
-
-
-def array_namespace(backend: str, requested: str | None = None, cpu_backend: str = "sparse"):
-    """The array module of ``backend``: ``"dense"`` is NumPy, ``"cupy"`` CuPy on the current GPU.
-
-    Without CuPy or a device the error names ``requested`` (the backend the user asked for, default ``backend``)
-    and ``cpu_backend``, the CPU backend to use instead.
-    """
-    if backend == "dense":
-        return np
-    if backend == "cupy":
-        asked = requested or backend
-        try:
-            import cupy
-        except ImportError as exc:
-            raise ImportError(f"ProLFA backend={asked!r} needs CuPy and an NVIDIA GPU: pip install 'lfabench[gpu]' "
-                              f"(cupy-cuda12x; for CUDA 13 install cupy-cuda13x), or use backend={cpu_backend!r} "
-                              f"(on the CPU) ({exc})") from None
-        try:
-            cupy.cuda.runtime.getDeviceCount()
-        except Exception as exc:  # cupy raises its own CUDARuntimeError without a device
-            raise RuntimeError(f"ProLFA backend={asked!r}: no usable CUDA device ({exc}); use "
-                               f"backend={cpu_backend!r}") from None
-        return cupy
-    raise ValueError(f"unknown dense backend {backend!r}")
-
-
-def to_host(a) -> np.ndarray:
-    """A NumPy array of ``a`` (a CuPy array is copied off the device; a NumPy one is returned as is)."""
-    return a.get() if hasattr(a, "get") else np.asarray(a)
 
 
 def project_columns_newton(V, xp=np, max_iter: int = 200):
@@ -206,7 +179,7 @@ def _frank_wolfe_gap(pb: Problem, st: _DenseState, W: np.ndarray) -> float:
     return total
 
 
-def _start(pb: Problem, opts: SolverOptions, xp, X, given: Start | None):
+def _start(pb: Problem, opts: FitOptions, xp, X, given: Start | None):
     N, dbar = pb.n_descriptors, opts.n_prototypes
     keys, values, name = initial_selection(pb, opts, given)
     C = xp.zeros((N, dbar))
@@ -214,11 +187,11 @@ def _start(pb: Problem, opts: SolverOptions, xp, X, given: Start | None):
     return _DenseState(xp, X, C), name
 
 
-def fit_dense(pb: Problem, options: SolverOptions, start: Start | None = None):
+def fit_dense(pb: Problem, options: FitOptions, start: Start | None = None):
     """Minimise J (eq. "ModelRelax2") with ``C`` dense on ``options.backend`` (see the module docstring), from
     ``start`` (a given ``C``, :func:`~.start.selection_start`) or else the seeded start ``options.init`` names.
 
-    Returns a :class:`~lfabench_plugins.aggregators.prolfa.solver.ProLFAResult` (``selection`` sparse, on the
+    Returns a :class:`~lfabench_plugins.aggregators.prolfa.cbcd.ProLFAResult` (``selection`` sparse, on the
     host), the same object the sparse solver returns.
     """
     opts = options
@@ -228,7 +201,7 @@ def fit_dense(pb: Problem, options: SolverOptions, start: Start | None = None):
     if xp is np and need > DENSE_BYTES_LIMIT:
         raise MemoryError(f"ProLFA backend='dense' holds C whole: N={N} descriptors x n_prototypes={dbar} needs "
                           f"~{need / 2**30:.1f} GiB (limit {DENSE_BYTES_LIMIT / 2**30:.0f} GiB); use "
-                          f"backend='sparse' (the default) or backend='cupy' on a GPU")
+                          f"backend='auto' (the default: the model's solver)")
     t0 = time.perf_counter()
     X = xp.asarray(np.asarray(pb.X, dtype=np.float64))
     st, start_name = _start(pb, opts, xp, X, start)
@@ -237,7 +210,7 @@ def fit_dense(pb: Problem, options: SolverOptions, start: Start | None = None):
     history = [J]
     D = xp.empty_like(st.C)
     t = first_trial_step(pb, W)             # the sparse solver's first trial, without the ADMM penalty
-    stats = {"backend": opts.backend, "start": start_name, "steps": [], "line_search_s": [], "rejected_trials": 0}
+    stats = {"start": start_name, "steps": [], "line_search_s": [], "rejected_trials": 0}
     converged, rel, it = False, np.inf, 0
     for it in range(1, opts.max_iter + 1):
         Hd = xp.asarray(gradient_factor(pb, st.P, W))

@@ -1,128 +1,135 @@
-"""The solver's options: one validated object, each field named with its symbol in the paper.
+"""How J is minimised: :class:`SolverOptions`, the one object a user passes as ``solver``; :class:`FitOptions`,
+what a solver reads (those options plus the model's shape and the seed).
 
-:func:`~lfabench_plugins.aggregators.prolfa.solver.fit_prolfa` takes a
-:class:`SolverOptions`; the plugin builds it once from its hyper-parameters
-(:meth:`SolverOptions.from_params`). The model's own weights (``lambda1``,
-``lambda2``) and data live in :class:`~lfabench_plugins.aggregators.prolfa.problem.Problem`;
-everything here is about *how* eq. "ModelRelax2" is minimised, plus the
-two documented model options ``n_prototypes`` (d̄) and ``max_support`` (k).
+The model's own parameters (``n_prototypes`` d̄, ``lambda1``, ``lambda2``, ``max_support`` k, the descriptor
+map) are the plugin's keyword-only parameters; which solver runs follows from the model
+(:func:`~lfabench_plugins.aggregators.prolfa.fit.solver_path`): cBCD for the capped model, pairwise Frank-Wolfe
+for the paper's plain simplex. Every option here is one of those two solvers', or deprecated.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+import numbers
+import warnings
+from dataclasses import asdict, dataclass, fields
+from typing import Any, Literal, Mapping
 
 import numpy as np
 
-__all__ = ["SolverOptions"]
+__all__ = ["DEPRECATED", "FitOptions", "SolverOptions", "solver_options"]
 
 STEPS = ("backtracking", "lipschitz")
+#: Backend names of earlier releases (deprecated): the solver now follows ``max_support``.
 BACKENDS = ("sparse", "dense", "cupy", "pairwise_fw", "pairwise_fw_cupy", "auto")
 INITS = ("one_hot", "cancelling")
+
+#: Deprecated options (removed in the next release), with what replaces each; setting one away from its default
+#: emits a :class:`FutureWarning` naming the replacement.
+DEPRECATED = {
+    "backend": "leave it at 'auto': the solver follows max_support (cBCD when it is set, pairwise Frank-Wolfe on "
+               "the plain simplex); the GPU and dense routes go with it",
+    "init": "leave it at 'one_hot' (the cancelling start reaches a lower J at a lower held-out accuracy)",
+    "face_step": "leave it at True (False reproduces the capped solver of earlier records, which needs 3.4-5.7x "
+                 "more iterations to a higher J)",
+    "extrapolate": "leave it at 8.0 (it tunes cBCD on the plain simplex, a deprecated route: the plain simplex "
+                   "is solved by pairwise Frank-Wolfe)",
+}
+
+
+def _is_integer(value, low: int) -> bool:
+    """Whether ``value`` is an integer (not a bool; an integral float counts) of at least ``low``."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and int(value) == value and value >= low
+
+
+def _is_real(value, low: float, strict: bool) -> bool:
+    """Whether ``value`` is a real number (not a bool) above ``low`` (or at least ``low`` unless ``strict``)."""
+    if not isinstance(value, numbers.Real) or isinstance(value, bool):
+        return False
+    return value > low if strict else value >= low
 
 
 @dataclass(frozen=True)
 class SolverOptions:
-    """How to run the paper's Algorithm 2 (cBCD) with its Algorithm 1 (ADMM) inside.
+    """How eq. "ModelRelax2" is minimised: the options of the two solvers (the plugin's ``solver`` parameter).
 
-    Attributes (paper symbol in brackets)
-    -------------------------------------
-    n_prototypes : int
-        [d̄] number of prototypes, the output dimension (>= 1). Default 128: see the ``prolfa``
-        plugin's docstring (these defaults are the plugin's; they are stated only here).
+    Shared
+    ------
+    max_iter : int
+        cBCD: cap on outer iterations (Algorithm 2's loop); pairwise Frank-Wolfe: cap on exact searches (>= 1).
+        Reaching it is a :class:`~sklearn.exceptions.ConvergenceWarning`, not the stopping rule.
+    n_candidates : int
+        Rows searched per prototype at each exact candidate search (grown automatically when too few; >= 1).
+    search_every : int
+        cBCD: the exact candidate search on the first and then every ``search_every``-th outer iteration
+        (the ones between reuse the searched rows); pairwise Frank-Wolfe: block steps per search (>= 1).
+
+    Pairwise Frank-Wolfe (the plain simplex, ``max_support=None``)
+    --------------------------------------------------------------
+    gap_tol : float
+        Stop when J's Frank-Wolfe gap (summed over columns) is at most ``gap_tol`` times J at a search (> 0):
+        a first-order stationarity certificate.
+
+    cBCD (the capped model; paper Algorithms 1 and 2; paper symbol in brackets)
+    ----------------------------------------------------------------------------
+    tol : float
+        Stop when the relative change of J falls below ``tol`` on a searched iteration (> 0).
     mu : float
         [mu] ADMM penalty (> 0); ``mu >= 2 lambda1`` keeps every Z row problem convex.
     eps : float
         [epsilon] re-weighting smoothing in the Z-step (paper: 0.1; > 0).
-    max_iter : int
-        Cap on outer cBCD iterations (Algorithm 2's loop; >= 1). Reaching it is a
-        :class:`~sklearn.exceptions.ConvergenceWarning`, not the stopping rule.
-    tol : float
-        Outer stopping rule: relative change of J below ``tol`` on a searched iteration (> 0).
     max_iter_admm : int
         Cap on ADMM iterations per outer iteration (Algorithm 1's loop; >= 1).
     admm_tol : float
         Algorithm 1's rule: ``||Z - C||_inf <= admm_tol`` and ``||Z^{t+1} - Z^t||_inf <= admm_tol``.
     max_iter_reweight, reweight_tol : int, float
         Re-weighting iterations of each Z-step (eq. "Zi", Kong et al. 2014) and their tolerance.
-    n_candidates : int
-        Rows searched per prototype at each candidate search (grown automatically when too few).
     step : {"backtracking", "lipschitz"}
         C-step size: backtracking on the exact descent-lemma test, or the paper's fixed ``1 / L``.
-    extrapolate : float
-        Largest multiple (>= 1) of the ADMM move the safeguard's exact line search may take
-        (plain simplex only).
-    max_support : int or None
-        [k] model option ``||c_j||_0 <= k`` (the k-sparse simplex); None is the paper's simplex.
-    search_every : int
-        Exact candidate search on the first and then every ``search_every``-th outer iteration (>= 1).
-    random_state : int, Generator, RandomState or None
-        Seeds the start (its anchor rows).
+
+    Deprecated (a :class:`FutureWarning` when set away from the default; removed in the next release)
+    --------------------------------------------------------------------------------------------------
+    backend : {"auto", "sparse", "dense", "cupy", "pairwise_fw", "pairwise_fw_cupy"}
+        The solver follows ``max_support``. ``"sparse"`` on the plain simplex runs cBCD there (it stalls far
+        from a stationary point at paper scale); ``"pairwise_fw"`` on the capped model is refused;
+        ``"dense"``/``"cupy"`` hold C whole on NumPy/a GPU; ``"pairwise_fw_cupy"`` runs pairwise Frank-Wolfe
+        on a GPU (its summation order differs from the CPU's, so its floats do too).
     init : {"one_hot", "cancelling"}
-        The starting ``C`` (:mod:`.start`): ``"one_hot"`` (default) one seeded random descriptor per
-        prototype; ``"cancelling"`` up to ``max_support`` (4 without a cap) distinct descriptors per
-        prototype that cancel in the image means' metric, from the same seeded anchors. Same J, same
-        stopping rule.
-    backend : {"sparse", "dense", "cupy", "pairwise_fw", "pairwise_fw_cupy", "auto"}
-        ``"sparse"`` (default here): this module's solver, C sparse on working sets (CPU). ``"dense"`` /
-        ``"cupy"``: C held whole, on the CPU (NumPy; small problems) or an NVIDIA GPU (CuPy), by
-        projected-gradient C-steps with an exact line search (:mod:`.dense`; same J, same start,
-        same stopping rule; ``mu``, the ADMM, re-weighting and search options are unused there).
-        ``"pairwise_fw"``: the paper's plain simplex only (``max_support=None``), by block majorise-minimise
-        steps (pairwise Frank-Wolfe on each column's bound) on searched working sets (:mod:`.pairwise`):
-        ``search_every`` block steps per exact search of ``n_candidates`` rows per column, at most ``max_iter``
-        searches, stopping on ``gap_tol``. ``"pairwise_fw_cupy"``: the same on an NVIDIA GPU (CuPy).
-        ``"auto"`` (the plugin's default) resolves here, once: ``"pairwise_fw"`` for the plain simplex
-        (``max_support=None``: the one CPU solver that reaches a certified stationary point of the paper's
-        model, and 1.6-2.9x faster than cBCD on the authors' moon.mat, to a lower J), ``"sparse"`` for the capped model.
+        The start (:mod:`.start`); ``"cancelling"``: descriptors that cancel on the image means.
     face_step : bool
-        Capped model (``max_support`` from 2 to 8) on ``backend="sparse"``: after the safeguard, the face step
-        (:mod:`.facestep`): each column's exact minimiser of J on its own support, all columns at once, scaled
-        by an exact line search (J never increases). Default True; unused in every other case.
-    gap_tol : float
-        The stopping rule of ``backend="pairwise_fw"`` and ``"pairwise_fw_cupy"``: the Frank-Wolfe gap of J
-        (summed over columns) at most ``gap_tol`` times J at a search (> 0); a first-order stationarity
-        certificate, unlike ``tol``.
+        cBCD on the capped model (``2 <= max_support <= 8``): the face step after each outer iteration.
+    extrapolate : float
+        cBCD on the plain simplex: the largest multiple (>= 1) of the ADMM move the safeguard may take.
     """
 
-    n_prototypes: int = 128
+    max_iter: int = 500
+    n_candidates: int = 16
+    search_every: int = 8
+    gap_tol: float = 1e-3
+    tol: float = 1e-4
     mu: float = 10.0
     eps: float = 0.1
-    max_iter: int = 500
-    tol: float = 1e-4
     max_iter_admm: int = 5
     admm_tol: float = 1e-4
     max_iter_reweight: int = 5
     reweight_tol: float = 1e-6
-    n_candidates: int = 16
-    step: str = "backtracking"
-    extrapolate: float = 8.0
-    max_support: int | None = 4
-    search_every: int = 8
-    random_state: object = None
-    backend: str = "sparse"
+    step: Literal["backtracking", "lipschitz"] = "backtracking"
+    backend: str = "auto"
     init: str = "one_hot"
-    gap_tol: float = 1e-3
     face_step: bool = True
+    extrapolate: float = 8.0
 
     def __post_init__(self):
-        for name in ("n_prototypes", "max_iter", "max_iter_admm", "max_iter_reweight", "n_candidates", "search_every"):
-            value = getattr(self, name)
-            if int(value) != value or int(value) < 1:
-                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
-            object.__setattr__(self, name, int(value))
-        for name in ("mu", "eps", "tol", "gap_tol"):
-            if not float(getattr(self, name)) > 0:
-                raise ValueError(f"{name} must be > 0, got {getattr(self, name)!r}")
-        for name in ("admm_tol", "reweight_tol"):
-            if not float(getattr(self, name)) >= 0:
-                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)!r}")
-        if not float(self.extrapolate) >= 1:
-            raise ValueError(f"extrapolate must be >= 1, got {self.extrapolate!r}")
+        for name in ("max_iter", "max_iter_admm", "max_iter_reweight", "n_candidates", "search_every"):
+            if not _is_integer(getattr(self, name), 1):
+                raise ValueError(f"{name} must be an integer >= 1, got {getattr(self, name)!r}")
+            object.__setattr__(self, name, int(getattr(self, name)))
+        for name, low, strict in (("mu", 0, True), ("eps", 0, True), ("tol", 0, True), ("gap_tol", 0, True),
+                                  ("admm_tol", 0, False), ("reweight_tol", 0, False), ("extrapolate", 1, False)):
+            if not _is_real(getattr(self, name), low, strict):
+                raise ValueError(f"{name} must be a number {'>' if strict else '>='} {low}, got "
+                                 f"{getattr(self, name)!r}")
         if self.backend not in BACKENDS:
             raise ValueError(f"backend must be one of {BACKENDS}, got {self.backend!r}")
-        if self.backend == "auto":
-            object.__setattr__(self, "backend", "pairwise_fw" if self.max_support is None else "sparse")
         if self.init not in INITS:
             raise ValueError(f"init must be one of {INITS}, got {self.init!r}")
         if self.step not in STEPS:
@@ -130,18 +137,55 @@ class SolverOptions:
         if self.face_step not in (True, False):
             raise ValueError(f"face_step must be True or False, got {self.face_step!r}")
         object.__setattr__(self, "face_step", bool(self.face_step))
-        if self.max_support is not None:
-            if int(self.max_support) != self.max_support or int(self.max_support) < 1:
-                raise ValueError(f"max_support must be >= 1 or None, got {self.max_support!r}")
-            object.__setattr__(self, "max_support", int(self.max_support))
         for name in ("mu", "eps", "tol", "gap_tol", "admm_tol", "reweight_tol", "extrapolate"):
             object.__setattr__(self, name, float(getattr(self, name)))
 
+    def deprecated_settings(self) -> dict[str, Any]:
+        """The deprecated options set away from their defaults (:data:`DEPRECATED`)."""
+        defaults = SolverOptions()
+        return {name: getattr(self, name) for name in DEPRECATED if getattr(self, name) != getattr(defaults, name)}
+
+    def warn_deprecated(self, stacklevel: int = 2) -> None:
+        """One :class:`FutureWarning` per deprecated option set, naming what replaces it."""
+        for name, value in self.deprecated_settings().items():
+            warnings.warn(f"ProLFA solver option {name}={value!r} is deprecated and will be removed in the next "
+                          f"release: {DEPRECATED[name]}", FutureWarning, stacklevel=stacklevel + 1)
+
+    def as_config(self) -> dict[str, Any]:
+        """The options as plain data (the ``solver`` node of the generated Hydra config)."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class FitOptions(SolverOptions):
+    """What a solver reads: the :class:`SolverOptions` plus the model's shape and the seed.
+
+    n_prototypes : int
+        [d̄] number of prototypes, the output dimension (>= 1).
+    max_support : int or None
+        [k] model option ``||c_j||_0 <= k`` (the k-sparse simplex); None is the paper's plain simplex.
+    random_state : int, Generator, RandomState or None
+        Seeds the start (its anchor rows).
+    """
+
+    n_prototypes: int = 128
+    max_support: int | None = 4
+    random_state: object = None
+
+    def __post_init__(self):
+        super().__post_init__()
+        if not _is_integer(self.n_prototypes, 1):
+            raise ValueError(f"n_prototypes must be an integer >= 1, got {self.n_prototypes!r}")
+        object.__setattr__(self, "n_prototypes", int(self.n_prototypes))
+        if self.max_support is not None:
+            if not _is_integer(self.max_support, 1):
+                raise ValueError(f"max_support must be an integer >= 1 or None, got {self.max_support!r}")
+            object.__setattr__(self, "max_support", int(self.max_support))
+
     @classmethod
-    def from_params(cls, params: dict) -> "SolverOptions":
-        """The options named in ``params`` (e.g. an estimator's ``get_params()``); other keys are ignored."""
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in params.items() if k in names})
+    def of(cls, solver: SolverOptions, **model) -> FitOptions:
+        """``solver``'s options with the model's ``n_prototypes``, ``max_support`` and ``random_state``."""
+        return cls(**{f.name: getattr(solver, f.name) for f in fields(SolverOptions)}, **model)
 
     def rng(self) -> np.random.Generator:
         """A Generator from ``random_state`` (a legacy RandomState draws one seed from itself)."""
@@ -149,3 +193,20 @@ class SolverOptions:
         if isinstance(rs, np.random.RandomState):
             rs = rs.randint(2**31 - 1)
         return np.random.default_rng(rs)
+
+
+def solver_options(solver: SolverOptions | Mapping[str, Any] | None) -> SolverOptions:
+    """``solver`` as a :class:`SolverOptions`: itself, the defaults for None, or built from a mapping (a Hydra
+    config node), whose unknown keys are refused by name."""
+    if solver is None:
+        return SolverOptions()
+    if isinstance(solver, SolverOptions):
+        return solver
+    if isinstance(solver, Mapping):
+        known = [f.name for f in fields(SolverOptions)]
+        unknown = sorted(set(solver) - set(known))
+        if unknown:
+            raise ValueError(f"solver has no option {', '.join(map(repr, unknown))}; its options are "
+                             f"{', '.join(known)}")
+        return SolverOptions(**solver)
+    raise ValueError(f"solver must be a SolverOptions or a mapping of its options, got {type(solver).__name__}")

@@ -11,8 +11,8 @@ The d̄ prototypes are convex combinations of training descriptors,
 its mean (normalised) descriptor times ``P`` (eq. "TestSample"). ``C`` and the
 regression ``W`` minimise the forward/reverse regression loss plus the
 exclusivity penalty ``lambda1 (||C||_{1,2}^2 - ||C||_F^2)`` and
-``lambda2 ||W||^2``, by the paper's cBCD scheme (ADMM Z-subproblem + Sylvester
-W-step), kernel-free and sparse: see :mod:`lfabench_plugins.aggregators.prolfa`.
+``lambda2 ||W||^2``, by cBCD (the paper's Algorithm 2: ADMM Z-subproblem + Sylvester W-step) on
+the capped model and by pairwise Frank-Wolfe on the paper's plain simplex, kernel-free and sparse: see :mod:`lfabench_plugins.aggregators.prolfa`.
 
 ``semi_prolfa``: ``y = -1`` (or NaN rows of a response matrix) marks unlabelled
 samples; only labelled samples enter the loss, and every sample's descriptors
@@ -22,6 +22,8 @@ are prototype candidates (eq. "ModelSemi").
 from __future__ import annotations
 
 import logging
+import warnings
+from dataclasses import fields
 
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
@@ -32,6 +34,7 @@ from lfabench.bags import Bags
 from lfabench.plugin import default_params
 
 from . import (
+    FitOptions,
     Problem,
     SolverOptions,
     center_descriptors,
@@ -40,103 +43,71 @@ from . import (
     fit_prolfa,
     normalize_descriptors,
     parse_normalization,
+    solver_options,
 )
 from .featuremap import apply_feature_map, check_feature_map, fit_feature_map
 
 log = logging.getLogger("lfabench_plugins.aggregators.prolfa")
-_S = SolverOptions
+
+
+def _with_deprecated_keywords(name: str, solver, keywords: dict):
+    """``solver`` with the solver options given as keywords (the surface of earlier releases, deprecated: one
+    :class:`FutureWarning` naming them), as a mapping; ``solver`` itself when there are none. Any other keyword is
+    a :class:`TypeError`, as for any unknown argument."""
+    if not keywords:
+        return solver
+    known = [f.name for f in fields(SolverOptions)]
+    unknown = sorted(set(keywords) - set(known))
+    if unknown:
+        raise TypeError(f"{name}.__init__() got an unexpected keyword argument {unknown[0]!r}")
+    given = ", ".join(f"{key}={value!r}" for key, value in keywords.items())
+    warnings.warn(f"{name}({given}): solver options as keywords are deprecated and will be removed in the next "
+                  f"release; pass solver=SolverOptions({given}) (command line: aggregator.params.solver.<option>)",
+                  FutureWarning, stacklevel=3)
+    base = solver if isinstance(solver, dict) else (solver.as_config() if isinstance(solver, SolverOptions)
+                                                    else dict(solver or {}))
+    return {**base, **keywords}
 
 
 class ProLFA(Aggregator):
     """Supervised ProLFA aggregator (output dimension ``n_prototypes``).
 
-    Parameters
-    ----------
+    Parameters (keyword-only; those of the model: they change J or the output)
+    ---------------------------------------------------------------------------
     n_prototypes : int
         d̄, the number of prototypes (output dimension). At most the number of distinct training descriptors.
-        Default 128 (what the CLI has always used): with the linear kernel every ProLFA vector is a
-        linear map of the mean d-dimensional descriptor (rank <= d), so on the embedded digits run
-        (d = 9) a larger d̄ buys little and costs time (seed 0, 1-NN / fit: d̄ = 64 65.7 % / 0.86 s,
-        128 66.9 % / 0.83 s, 256 68.8 % / 1.16 s). The paper's Scene-15 setting is d̄ = 4096
-        (``benchmarks/prolfa_scale.py``).
+        With the linear kernel every ProLFA vector is a linear map of the mean d-dimensional descriptor
+        (rank <= d), so on the embedded digits run (d = 9) a d̄ above 128 buys little. The paper's Scene-15
+        setting is d̄ = 4096 (``conf/aggregator/prolfa_d4096.yaml``).
     lambda1 : float
-        Exclusivity weight (>= 0). 0 lets prototypes share descriptors. The defaults
-        ``lambda1 = 0.1``, ``lambda2 = 1`` and ``normalize = "l2_centered"`` were chosen on a
-        validation split of the Scene-15 training data (``benchmarks/prolfa_tune.py``, d̄ = 256):
-        centring lifts 1-NN from 14-18 % to 26-28 % there; lambda1 in [0.1, 10] and lambda2 in
-        [1e-3, 1] move it by less than the noise (~1.7 points). On the embedded digits run (3x3
-        patches) centring lifts 1-NN from 60.2 % to 66.9 %; that output is a linear map of each
-        image's mean 9-D patch (1-NN on the mean l2 patch itself: 71.9 %; BoW: ~90 %).
+        Exclusivity weight (>= 0). 0 lets prototypes share descriptors. The defaults ``lambda1 = 0.1``,
+        ``lambda2 = 1`` and ``normalize = "l2_centered"`` were chosen on a validation split of the Scene-15
+        training data (``benchmarks/prolfa_tune.py``): centring matters most there; lambda1 in [0.1, 10] and
+        lambda2 in [1e-3, 1] move 1-NN by less than the split noise.
     lambda2 : float
-        Ridge weight on W (>= 0). 0 is allowed: the W-step then returns the
-        minimum-norm solution wherever its Sylvester operator is singular.
-    mu : float
-        ADMM penalty (> 0).
-    eps : float
-        Re-weighting smoothing in the Z-step (paper: 0.1).
-    max_iter : int
-        Cap on outer cBCD iterations (a :class:`ConvergenceWarning` if reached).
-    tol : float
-        Outer stopping rule: relative change of J below ``tol``.
-    max_iter_admm, admm_tol : int, float
-        ADMM iterations per outer iteration and the paper's ADMM stopping tolerance.
-    max_iter_reweight, reweight_tol : int, float
-        Re-weighting iterations in each Z-step and their tolerance.
-    n_candidates : int
-        Rows searched per prototype at each candidate search (grown automatically when too few).
-    extrapolate : float
-        Largest multiple (>= 1) of the ADMM move that the exact line search of
-        each outer iteration may take (only while all weights stay >= 0); 1 is
-        the plain safeguard ``s in [0, 1]``.
-    step : {"backtracking", "lipschitz"}
-        C-step size: backtracking on the exact descent-lemma test (default) or
-        the paper's fixed ``1 / L`` with the spectral bound.
+        Ridge weight on W (>= 0). 0 is allowed: the W-step then returns the minimum-norm solution wherever its
+        Sylvester operator is singular.
     max_support : int or None
-        Model option: at most this many non-zero weights per prototype (the
-        k-sparse simplex, Kyrillidis et al. ICML 2013), so every prototype is a
-        convex combination of at most ``max_support`` descriptors. ``None`` is
-        the paper's plain simplex. Default 4: without a cap, on l2 SIFT the fit
-        term keeps lowering J by averaging ever more descriptors per prototype
-        (8 -> 53 non-zeros per column over 25 iterations at Scene-15 scale, not
-        converged), because convex combinations of unit vectors are shorter and
-        shrink the reverse-regression term ``||xbar_i - y_i W^T||^2``; the
-        exclusivity term does not stop it (it only penalises descriptors shared
-        *between* prototypes). Measured at Scene-15 scale (N = 316k, d̄ = 4096,
-        then with normalize="l2", lambda1 = lambda2 = 1, a search every
-        iteration): k = 16 still changed J by ~1e-3 per iteration after 26
-        iterations (344 s); k = 4 converged (rel. change < 1e-4) in 38
-        iterations, 184 s. Centred descriptors (the default) need more
-        iterations: see ``search_every``.
-        With a cap, ADMM runs on the working set and the monotone gradient step is
-        computed every iteration; the better point is kept (see
-        :func:`~lfabench_plugins.aggregators.prolfa.fit_prolfa`).
-    search_every : int
-        Run the exact candidate search (the rows that may enter each
-        prototype; ~70% of an outer iteration at Scene-15 scale) on every
-        ``search_every``-th outer iteration; the iterations in between reuse
-        the last searched rows, and convergence is only declared on a searched
-        iteration (see :func:`~lfabench_plugins.aggregators.prolfa.fit_prolfa`). 1 searches every time.
-        Measured at Scene-15 scale (d̄ = 4096, lambda1 = 0.1, lambda2 = 1): one
-        search takes ~4.2 s of a ~6 s iteration. rootsift_centered converged
-        in 205 iterations (565 s) with 4 and in 212 iterations (501 s) with 8;
-        l2_centered converged in 233 iterations (559 s) with 8, but had not
-        converged with 1 after 100 iterations (608 s), nor with 4 after 220
-        iterations (641 s; relative change still ~2e-4).
+        Model option: at most this many non-zero weights per prototype (the k-sparse simplex, Kyrillidis et al.
+        ICML 2013), so every prototype is a convex combination of at most ``max_support`` descriptors, solved by
+        cBCD (the paper's Algorithm 2 with its ADMM). ``None`` is the paper's plain simplex, solved by pairwise
+        Frank-Wolfe, which stops on a certified stationary point (``solver.gap_tol``). Default 4: without a cap,
+        on l2 SIFT the fit term keeps lowering J by averaging ever more descriptors per prototype (convex
+        combinations of unit vectors are shorter and shrink the reverse-regression term
+        ``||xbar_i - y_i W^T||^2``); the exclusivity term does not stop it (it only penalises descriptors
+        shared *between* prototypes). ``fit_info_["solver"]`` records the solver that ran.
     normalize : {"l2", "rootsift", "l2_centered", "rootsift_centered", "none"}
-        Descriptor normalisation, at fit and transform; ``"none"`` uses them
-        exactly as given. The ``*_centered`` variants then subtract the mean of
-        the training descriptors (``descriptor_mean_``), as stored at fit; an
-        empty sample's mean is the zero vector of that centred space. See
+        Descriptor normalisation, at fit and transform; ``"none"`` uses them exactly as given. The
+        ``*_centered`` variants then subtract the mean of the training descriptors (``descriptor_mean_``), as
+        stored at fit; an empty sample's mean is the zero vector of that centred space. See
         :mod:`lfabench_plugins.aggregators.prolfa.normalize` for why centring matters on SIFT.
     feature_map : {"linear", "nystroem_rbf", "rff_rbf", "additive_chi2"}
-        The kernel (model option; :mod:`lfabench_plugins.aggregators.prolfa.featuremap`).
-        ``"linear"`` is the paper's model exactly (``K = X^T X``). Otherwise
-        every normalised descriptor is lifted by an explicit map ``phi`` fitted
-        on training descriptors (before centring), and the model is solved on
-        ``phi(X)``: ``xbar_i = mean_phi_i^T phi(X)^T C``. The prototypes are
-        still convex combinations of real descriptors. Why: with the linear
-        kernel ProLFA's output is a linear map of each image's mean
-        descriptor, which bounds its accuracy (docs/prolfa-bound.md).
+        The kernel (:mod:`lfabench_plugins.aggregators.prolfa.featuremap`). ``"linear"`` is the paper's model
+        exactly (``K = X^T X``). Otherwise every normalised descriptor is lifted by an explicit map ``phi``
+        fitted on training descriptors (before centring), and the model is solved on ``phi(X)``:
+        ``xbar_i = mean_phi_i^T phi(X)^T C``. The prototypes are still convex combinations of real descriptors.
+        Why: with the linear kernel ProLFA's output is a linear map of each image's mean descriptor, which
+        bounds its accuracy (docs/prolfa-bound.md).
     n_components : int
         Output dimension of ``nystroem_rbf`` / ``rff_rbf`` (unused otherwise).
     gamma : float
@@ -144,47 +115,22 @@ class ProLFA(Aggregator):
     feature_map_fit_size : int
         Training descriptors (drawn at random) the Nystroem map is fitted on.
     scale : float or "auto"
-        Multiplies the (lifted, centred) descriptors by s, at fit and transform (model option; 1 is the
-        paper's model). ``xbar`` scales with s^2 while the one-hot targets do not, so s sets the
-        balance of the forward term ``||xbar W - y||^2`` against the reverse term
-        ``||xbar - y W^T||^2`` (notes, pitfall 3). ``"auto"`` makes ``xbar`` of order 1:
-        ``s = 1 / sqrt(r_mu r_x)`` (RMS norms of the sample means and of the descriptors).
-        Why: centred (lifted) image means are small, so at s = 1 both terms are met by
-        ``W ~ 0`` and J stays at ``||Y||^2`` (measured on Scene-15: J ~ n for every kernel tried),
-        i.e. the fit hardly shapes the prototypes.
+        Multiplies the (lifted, centred) descriptors by s, at fit and transform (1 is the paper's model).
+        ``xbar`` scales with s^2 while the one-hot targets do not, so s sets the balance of the forward term
+        ``||xbar W - y||^2`` against the reverse term ``||xbar - y W^T||^2`` (notes, pitfall 3). ``"auto"``
+        makes ``xbar`` of order 1: ``s = 1 / sqrt(r_mu r_x)`` (RMS norms of the sample means and of the
+        descriptors). Why: centred (lifted) image means are small, so at s = 1 both terms are met by ``W ~ 0``
+        and the fit hardly shapes the prototypes.
     random_state : int, Generator or None
         Seeds the start (its distinct random anchor descriptors) and the feature map's sample.
-    backend : {"auto", "sparse", "dense", "cupy", "pairwise_fw", "pairwise_fw_cupy"}
-        Which solver minimises J (the model is the same; :class:`SolverOptions`). ``"auto"`` (default):
-        ``"pairwise_fw"`` for the paper's plain simplex (``max_support=None``), ``"sparse"`` for the capped
-        model; ``fit_info_["backend"]`` records the one used. ``"sparse"``: cBCD (the paper's Algorithm 2 with
-        its ADMM), C sparse on working sets, on the CPU; the solver of every published capped record, and of
-        plain-simplex fits before ``auto``. ``"cupy"``: C whole on an NVIDIA GPU
-        (``pip install 'lfabench[gpu]'``), projected-gradient C-steps with an exact line search
-        (:mod:`lfabench_plugins.aggregators.prolfa.dense`); ``"dense"``: the same on the CPU with NumPy,
-        for small problems (it refuses ones over 4 GiB). ``"pairwise_fw"``: the paper's plain simplex only
-        (``max_support=None``), by block majorise-minimise steps (pairwise Frank-Wolfe) on searched working sets
-        (:mod:`lfabench_plugins.aggregators.prolfa.pairwise`), stopping when the Frank-Wolfe gap certifies
-        stationarity (``gap_tol``); at paper scale the one that converges, and on moon.mat a lower J than cBCD
-        in 1.6-2.9x less time (docs/prolfa-performance.md). ``mu``, ``eps`` and the ADMM and re-weighting
-        options are cBCD's and unused there; ``max_iter`` counts its searches.
-        ``"pairwise_fw_cupy"``: the same solver on an NVIDIA GPU (``pip install 'lfabench[gpu]'``).
-    gap_tol : float
-        ``backend="pairwise_fw"`` / ``"pairwise_fw_cupy"`` only: stop when J's Frank-Wolfe gap is at most ``gap_tol`` times J.
-    init : {"one_hot", "cancelling"}
-        Where the solver starts (:mod:`lfabench_plugins.aggregators.prolfa.start`; the model and the
-        stopping rule are the same). ``"one_hot"`` (default): one seeded random descriptor per prototype.
-        ``"cancelling"``: up to ``max_support`` distinct descriptors per prototype, no descriptor in two
-        prototypes, weighted so that they cancel on the image means (the minimiser of J's reverse term
-        when W is small, as it is at ``scale = 1``). At paper scale it reaches a far lower J in far fewer
-        iterations (docs/prolfa-performance.md, with its effect on held-out accuracy).
-    face_step : bool
-        Capped model (``max_support`` from 2 to 8), ``backend="sparse"`` only: after each outer iteration's
-        step, move every prototype's weights to the exact minimiser of J on its own support (a Jacobi step
-        with an exact line search, :mod:`lfabench_plugins.aggregators.prolfa.facestep`). Same model, start
-        and stopping rule; at paper scale 37-60 outer iterations instead of 233-331, to a lower J
-        (docs/prolfa-performance.md). Default True; ``False`` is the solver of the records published before
-        2026-11-27.
+    solver : SolverOptions or mapping
+        How J is minimised (:class:`~lfabench_plugins.aggregators.prolfa.options.SolverOptions`: iteration caps,
+        stopping rules, the candidate search, cBCD's ADMM settings). A mapping of its options (the Hydra
+        config's ``solver`` node) is read the same way. Every option keeps the model and J; they change how
+        close to a stationary point the fit stops and how fast it gets there.
+
+    The solver options of earlier releases are still accepted as keywords (``mu=...``, ``backend=...``) for
+    one release, with a :class:`FutureWarning`: pass them in ``solver``.
 
     Attributes
     ----------
@@ -199,7 +145,8 @@ class ProLFA(Aggregator):
     prototype_indices_ : ndarray of int, (n_prototypes, 2)
         For each prototype, ``(sample, descriptor within sample)`` of its largest weight.
     objective_history_ : ndarray
-        J at the start (``init``'s C, optimal W) then after every outer iteration.
+        J at the start (the seeded one-hot C, optimal W) then after every outer iteration (cBCD) or search
+        (pairwise Frank-Wolfe).
     descriptor_mean_ : ndarray, (d,) or None
         The training mean subtracted by the ``*_centered`` normalisations (None otherwise); in the
         lifted space (dimension ``D``) when a feature map is used.
@@ -212,47 +159,33 @@ class ProLFA(Aggregator):
 
     supervised = True
 
-    # the solver's defaults are stated once, in SolverOptions (_S); the model's own ones here
-    def __init__(self, n_prototypes: int = _S.n_prototypes, lambda1: float = 0.1, lambda2: float = 1.0,
-                 mu: float = _S.mu, eps: float = _S.eps, max_iter: int = _S.max_iter, tol: float = _S.tol,
-                 max_iter_admm: int = _S.max_iter_admm, admm_tol: float = _S.admm_tol,
-                 max_iter_reweight: int = _S.max_iter_reweight, reweight_tol: float = _S.reweight_tol,
-                 n_candidates: int = _S.n_candidates, extrapolate: float = _S.extrapolate, step: str = _S.step,
-                 normalize: str = "l2_centered", max_support: int | None = _S.max_support,
-                 search_every: int = _S.search_every, feature_map: str = "linear", n_components: int = 1024,
-                 gamma: float = 2.0, feature_map_fit_size: int = 20000, scale: float | str = 1.0,
-                 random_state=None, backend: str = "auto", init: str = _S.init, gap_tol: float = _S.gap_tol,
-                 face_step: bool = _S.face_step):
+    def __init__(self, *, n_prototypes: int = 128, lambda1: float = 0.1, lambda2: float = 1.0,
+                 max_support: int | None = 4, normalize: str = "l2_centered", feature_map: str = "linear",
+                 n_components: int = 1024, gamma: float = 2.0, feature_map_fit_size: int = 20000,
+                 scale: float | str = 1.0, random_state=None, solver: SolverOptions | dict = SolverOptions(),
+                 **deprecated_solver_options):
         self.n_prototypes = n_prototypes
         self.lambda1 = lambda1
         self.lambda2 = lambda2
-        self.mu = mu
-        self.eps = eps
-        self.max_iter = max_iter
-        self.tol = tol
-        self.max_iter_admm = max_iter_admm
-        self.admm_tol = admm_tol
-        self.max_iter_reweight = max_iter_reweight
-        self.reweight_tol = reweight_tol
-        self.n_candidates = n_candidates
-        self.extrapolate = extrapolate
-        self.step = step
-        self.normalize = normalize
         self.max_support = max_support
-        self.search_every = search_every
+        self.normalize = normalize
         self.feature_map = feature_map
         self.n_components = n_components
         self.gamma = gamma
         self.feature_map_fit_size = feature_map_fit_size
         self.scale = scale
         self.random_state = random_state
-        self.backend = backend
-        self.init = init
-        self.gap_tol = gap_tol
-        self.face_step = face_step
+        self.solver = _with_deprecated_keywords(type(self).__name__, solver, deprecated_solver_options)
+        # checked (not converted: get_params returns what was given) so that a bad option in a run's config
+        # stops it before any work, naming the option; fit checks again (set_params may change it)
+        try:
+            solver_options(self.solver)
+        except ValueError as exc:
+            raise ValueError(f"{type(self).__name__}: {exc}") from None
 
-    def _check_params(self) -> SolverOptions:
-        """Validate the model's own parameters and return the solver's options, built once from the rest."""
+    def _check_params(self) -> FitOptions:
+        """Validate the model's own parameters and return what the solver reads (the ``solver`` options with the
+        model's ``n_prototypes``, ``max_support`` and ``random_state``)."""
         name = type(self).__name__
         try:
             parse_normalization(self.normalize)
@@ -262,7 +195,8 @@ class ProLFA(Aggregator):
             for p in ("lambda1", "lambda2"):
                 if not float(getattr(self, p)) >= 0:
                     raise ValueError(f"{p} must be >= 0, got {getattr(self, p)}")
-            return SolverOptions.from_params(self.get_params())
+            return FitOptions.of(solver_options(self.solver), n_prototypes=self.n_prototypes,
+                                 max_support=self.max_support, random_state=self.random_state)
         except ValueError as exc:
             raise ValueError(f"{name}: {exc}") from None
 
@@ -300,7 +234,7 @@ class ProLFA(Aggregator):
         self.prototype_indices_ = np.stack([sample, best - bags.offsets[sample]], axis=1)
         return self
 
-    def _problem(self, bags: Bags, Y: np.ndarray, labelled: np.ndarray, options: SolverOptions):
+    def _problem(self, bags: Bags, Y: np.ndarray, labelled: np.ndarray, options: FitOptions):
         """The fit's :class:`Problem` (descriptors normalised, lifted, centred and scaled; identical ones merged),
         the number N of descriptors before merging and the rows kept (``reps``). Sets ``feature_map_``,
         ``descriptor_mean_`` and ``scale_``."""
@@ -386,15 +320,17 @@ class SemiProLFA(ProLFA):
     semi_supervised = True
 
 
-#: Parameters added after records were published: out of the default config, so existing run keys hold.
-OPT_IN_PARAMS = ("backend", "init", "gap_tol")
+def _defaults(cls) -> dict:
+    """The plugin's default config: its keyword defaults, the solver options as plain data (every option shown)."""
+    return dict(default_params(cls), solver=SolverOptions().as_config())
 
 
 @hookimpl
 def lfabench_aggregators():
     return [
-        PluginSpec("prolfa", ProLFA, "ProLFA: supervised prototype selection by cBCD/ADMM, kernel-free and sparse "
-                   "(Zhang, Zhu & Zhao)", defaults=default_params(ProLFA, opt_in=OPT_IN_PARAMS)),
+        PluginSpec("prolfa", ProLFA, "ProLFA: supervised prototype selection (cBCD with a support cap, pairwise "
+                   "Frank-Wolfe on the plain simplex), kernel-free and sparse (Zhang, Zhu & Zhao)",
+                   defaults=_defaults(ProLFA)),
         PluginSpec("semi_prolfa", SemiProLFA, "Semi-ProLFA: ProLFA with unlabelled samples (y=-1) as extra "
-                   "prototype candidates", defaults=default_params(SemiProLFA, opt_in=OPT_IN_PARAMS)),
+                   "prototype candidates", defaults=_defaults(SemiProLFA)),
     ]

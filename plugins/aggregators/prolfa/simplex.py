@@ -7,7 +7,7 @@ ProLFA's C-step (paper eq. "C") projects every column of ``C - grad / L`` onto
   sort-based reference algorithm);
 * :func:`project_segments` — a column-sparse candidate list ``(cols, values)``:
   each column's candidates are projected as one vector. The C-step uses it on
-  the few rows that can be non-zero (see :mod:`lfabench_plugins.aggregators.prolfa.cstep`).
+  the few rows that can be non-zero (see :mod:`lfabench_plugins.aggregators.prolfa.cbcd_cstep`).
 
 Sums run in float64 whatever the input dtype (pitfall 5: float32 cumulative sums
 over 400k entries lose the 1e-6 feasibility).

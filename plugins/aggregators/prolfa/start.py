@@ -1,8 +1,9 @@
 """Where a ProLFA fit starts: the selection ``C`` before the first outer iteration (``init``).
 
 * ``"one_hot"`` (default; notes, pitfall 1): every prototype on one seeded random descriptor, distinct rows.
-* ``"cancelling"``: every prototype a convex combination of up to ``k`` *distinct* descriptors chosen so that
-  they cancel in the metric of the labelled image means, from the same seeded anchor rows.
+* ``"cancelling"`` (deprecated, removed in the next release: a lower J at a lower held-out accuracy): every
+  prototype a convex combination of up to ``k`` *distinct* descriptors chosen so
+  that they cancel in the metric of the labelled image means, from the same seeded anchor rows.
 
 Why ``"cancelling"`` helps the solver: at the paper's scale (``scale = 1``) the fitted ``W`` is small, and
 then ``J ~ ||Y||^2 + sum_j ||R p_j||^2 + lambda1 E(C)`` with ``R^T R = Mu^T Mu`` (:mod:`.problem`): each
@@ -30,7 +31,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .options import SolverOptions
+from .options import FitOptions
 from .problem import Problem, objective
 from .result import one_hot_start
 from .simplex import project_columns
@@ -57,7 +58,7 @@ class Start(NamedTuple):
     name: str
 
 
-def start_selection(pb: Problem, opts: SolverOptions) -> Start:
+def start_selection(pb: Problem, opts: FitOptions) -> Start:
     """The starting ``C`` that ``opts.init`` names.
 
     ``"cancelling"`` falls back to the one-hot start when that one has the lower J (each at its optimal W):
@@ -91,7 +92,7 @@ def selection_start(C, pb: Problem, name: str = "given") -> Start:
     return Start(keys, values, name)
 
 
-def initial_selection(pb: Problem, opts: SolverOptions, given: Start | None = None) -> Start:
+def initial_selection(pb: Problem, opts: FitOptions, given: Start | None = None) -> Start:
     """The solvers' start: ``given`` (checked against the fit's shape) or else the seeded start ``opts.init`` names."""
     if given is None:
         return start_selection(pb, opts)
@@ -107,12 +108,12 @@ def check_start(start: Start, n_rows: int, n_cols: int) -> None:
                          f"n_prototypes={n_cols}")
 
 
-def one_hot_selection(pb: Problem, opts: SolverOptions) -> Start:
+def one_hot_selection(pb: Problem, opts: FitOptions) -> Start:
     """The seeded one-hot start (notes, pitfall 1) as a :class:`Start`."""
     return Start(*one_hot_start(pb.n_descriptors, opts.n_prototypes, opts.rng()), "one_hot")
 
 
-def cancelling_selection(pb: Problem, opts: SolverOptions, one_hot: Start) -> Start:
+def cancelling_selection(pb: Problem, opts: FitOptions, one_hot: Start) -> Start:
     """The cancelling start grown from ``one_hot``'s rows (no fallback; :func:`start_selection` chooses)."""
     rows, cols = split_keys(one_hot.keys, pb.n_descriptors)
     anchors = np.empty(opts.n_prototypes, dtype=np.int64)

@@ -123,7 +123,7 @@ def test_explain_on_fifteen_scene_sift(shared_data, tmp_path):
     if not root.is_dir():
         pytest.skip(f"needs Fifteen Scene in {root} (absent here)")
     run_cli(["run", "hydra.run.dir=scene0", "dataset=scene15", f"dataset.params.root={root}", "descriptor=sift",
-             "aggregator.params.n_prototypes=16", "aggregator.params.max_iter=3"], cwd=tmp_path)
+             "aggregator.params.n_prototypes=16", "aggregator.params.solver.max_iter=3"], cwd=tmp_path)
     out = tmp_path / "scene.png"
     run_cli(["explain", "scene0", "--top", "2", "--per-prototype", "2", "--out", str(out)], cwd=tmp_path)
     import cv2

@@ -7,7 +7,6 @@ escaping alone is checked too) and the DOM read back.
 
 import json
 import re
-import shutil
 
 import pytest
 

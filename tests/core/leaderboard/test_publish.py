@@ -15,6 +15,15 @@ from conftest import run_cli
 from record_helpers import record
 
 
+@pytest.fixture(autouse=True)
+def clean_tree(monkeypatch):
+    """Records written here come from a clean commit (publishing refuses a dirty tree's: tests/core/test_verify.py),
+    whatever state the checkout running the tests is in."""
+    from lfabench import provenance
+
+    monkeypatch.setattr(provenance, "source_state", lambda root=None: provenance.SourceState("0" * 40, b""))
+
+
 def located_record(sweep, seed, root, value=50.0, status="ok", finished_at=None):
     """A record whose dataset lives at ``root`` and whose descriptors came from a cache folder of this machine."""
     setting = {"dataset": {"name": "scene15", "params": {"root": str(root)}},
@@ -107,7 +116,9 @@ def test_cli_publishes_then_a_rerun_over_the_published_records_computes_nothing(
     sweep = ["run", "-m", "aggregator=bow", "aggregator.params.n_clusters=8", "dataset.params.n_samples=200",
              "seed=0,1"]
     run_cli([*sweep, "hydra.sweep.dir=sweep"], cwd=tmp_path, env=env)
-    out = run_cli(["leaderboard", "sweep", "--out", "board", "--name", "b", "--publish-records"],
+    # (--allow-unclean-records: the runs are subprocesses of this checkout, which may be a dirty working tree)
+    out = run_cli(["leaderboard", "sweep", "--out", "board", "--name", "b", "--publish-records",
+                   "--allow-unclean-records"],
                   cwd=tmp_path, env=env).stdout
     assert "2 record(s) written" in out
     board_md = (tmp_path / "board" / "b.md").read_text()

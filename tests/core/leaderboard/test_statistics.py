@@ -1,6 +1,7 @@
 """Honest statistics on the board: exact ties, Holm beside the raw p, one primary metric per task, labels fixed by
 a row's own setting, Friedman + critical difference, and wording that claims no more than a test shows."""
 
+import dataclasses
 import math
 import re
 from fractions import Fraction
@@ -14,6 +15,7 @@ from lfabench.leaderboard import build_leaderboard, find_records, rank_table, re
 from lfabench.leaderboard.paper import agreement, paper_table
 from lfabench.leaderboard.ranks import complete_block, friedman
 from lfabench.leaderboard.tables import exact_score
+from lfabench.registry import get_plugin
 
 from record_helpers import record
 
@@ -232,3 +234,17 @@ def test_compare_ranks_ties_and_adjusts_within_its_section(tmp_path):
     assert table["rank"].to_dict() == {"vlad": 1.0, "dm": 2.5, "eobow": 2.5}
     assert table.loc["dm", "p_vs_best"] == pytest.approx(2 / 64) and table.loc["dm", "p_holm"] == pytest.approx(4 / 64)
     assert "not significantly different at alpha=0.05 (Holm), n=6 seeds" in to_markdown(table.reset_index())
+
+
+def test_a_nested_option_set_away_from_its_default_labels_the_row_alone(tmp_path):
+    # ProLFA's solver options are one nested parameter (a dataclass default): the default options add nothing to
+    # the label, one changed option shows by itself, never the fifteen options left at their defaults
+    from lfabench.plugin import default_params
+
+    default_solver = dataclasses.asdict(default_params(get_plugin("aggregator", "prolfa"))["solver"])
+    for seed in (0, 1):
+        record(tmp_path / "runs" / f"d{seed}", seed, 60.0, aggregator="prolfa", params={"solver": default_solver})
+        record(tmp_path / "runs" / f"m{seed}", seed, 61.0, aggregator="prolfa",
+               params={"solver": dict(default_solver, max_iter=50)})
+    _, table, _ = board(tmp_path)
+    assert set(table["aggregator"]) == {"prolfa", "prolfa[solver.max_iter=50]"}

@@ -1,4 +1,4 @@
-"""The dense ProLFA backend (``backend="dense"``, NumPy; the CuPy backend runs the same code on a GPU)."""
+"""The deprecated dense route (``backend="dense"``, NumPy; ``"cupy"`` runs the same code on a GPU), kept for one release."""
 
 from __future__ import annotations
 
@@ -10,11 +10,9 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 
 from lfabench import Bags
-from lfabench.registry import get_registry
-from lfabench_plugins.aggregators.prolfa import Problem, SolverOptions, fit_prolfa, objective
+from lfabench_plugins.aggregators.prolfa import Problem, FitOptions, fit_prolfa, objective
 from lfabench_plugins.aggregators.prolfa import dense
 from lfabench_plugins.aggregators.prolfa.dense import array_namespace, project_columns_newton, project_columns_topk
-from lfabench_plugins.aggregators.prolfa.plugin import ProLFA
 from lfabench_plugins.aggregators.prolfa.simplex import project_columns, project_columns_sparse
 
 
@@ -51,7 +49,7 @@ def test_topk_projection_equals_the_sparse_simplex_reference(k):
 @pytest.mark.parametrize("max_support", [None, 3])
 def test_dense_fit_is_monotone_feasible_and_reports_its_J(max_support):
     pb = clustered_problem()
-    opts = SolverOptions(n_prototypes=16, max_support=max_support, random_state=0, backend="dense", max_iter=300)
+    opts = FitOptions(n_prototypes=16, max_support=max_support, random_state=0, backend="dense", max_iter=300)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)   # the plain simplex converges slowly (module doc)
         res = fit_prolfa(pb, opts)
@@ -70,7 +68,7 @@ def test_dense_fit_is_monotone_feasible_and_reports_its_J(max_support):
 def test_dense_and_sparse_backends_share_the_start_and_the_model():
     """Same one-hot start (same J_0), and each ends at a point the other's objective agrees with."""
     pb = clustered_problem(seed=1)
-    runs = {b: fit_prolfa(pb, SolverOptions(n_prototypes=16, random_state=3, backend=b, tol=1e-4))
+    runs = {b: fit_prolfa(pb, FitOptions(n_prototypes=16, random_state=3, backend=b, tol=1e-4))
             for b in ("sparse", "dense")}
     assert runs["dense"].objective_history[0] == pytest.approx(runs["sparse"].objective_history[0], rel=1e-12)
     for res in runs.values():
@@ -80,7 +78,7 @@ def test_dense_and_sparse_backends_share_the_start_and_the_model():
 def test_dense_exact_model_reaches_the_sparse_solvers_minimum():
     """The paper's plain simplex, run long: two different algorithms end at the same J (to 0.5 %)."""
     pb = clustered_problem()
-    runs = {b: fit_prolfa(pb, SolverOptions(n_prototypes=16, max_support=None, random_state=0, backend=b, tol=1e-6,
+    runs = {b: fit_prolfa(pb, FitOptions(n_prototypes=16, max_support=None, random_state=0, backend=b, tol=1e-6,
                                             max_iter=6000)) for b in ("sparse", "dense")}
     assert all(r.converged for r in runs.values())
     J = {b: r.objective_history[-1] for b, r in runs.items()}
@@ -96,18 +94,10 @@ def test_cupy_backend_without_cupy_says_what_to_install(monkeypatch):
 
 def test_dense_backend_refuses_a_problem_too_large_for_memory(monkeypatch):
     monkeypatch.setattr(dense, "DENSE_BYTES_LIMIT", 1000)
-    with pytest.raises(MemoryError, match="n_prototypes=16.*backend='sparse'"):
-        fit_prolfa(clustered_problem(), SolverOptions(n_prototypes=16, random_state=0, backend="dense"))
+    with pytest.raises(MemoryError, match="n_prototypes=16.*backend='auto'"):
+        fit_prolfa(clustered_problem(), FitOptions(n_prototypes=16, random_state=0, backend="dense"))
 
 
 def test_unknown_backend_is_rejected_by_name():
     with pytest.raises(ValueError, match="backend must be one of"):
-        SolverOptions(backend="tpu")
-
-
-def test_backend_is_opt_in_so_existing_run_keys_hold():
-    """``backend`` is a parameter of the estimator but not of the plugin's default config (published records'
-    setting keys were computed without it)."""
-    spec = get_registry().get_spec("aggregator", "prolfa")
-    assert "backend" in ProLFA().get_params() and "backend" not in spec.defaults
-    assert "n_prototypes" in spec.defaults
+        FitOptions(backend="tpu")

@@ -10,8 +10,8 @@ from scipy.optimize import minimize
 from sklearn.exceptions import ConvergenceWarning
 from test_prolfa_dense import clustered_problem
 
-from lfabench_plugins.aggregators.prolfa import SolverOptions, fit_prolfa, objective
-from lfabench_plugins.aggregators.prolfa.facestep import MAX_FACE_SUPPORT, face_step, simplex_qp_on_faces
+from lfabench_plugins.aggregators.prolfa import FitOptions, fit_prolfa, objective
+from lfabench_plugins.aggregators.prolfa.cbcd_facestep import MAX_FACE_SUPPORT, face_step, simplex_qp_on_faces
 from lfabench_plugins.aggregators.prolfa.problem import Problem
 from lfabench_plugins.aggregators.prolfa.sparsecols import make_keys, split_keys, to_csc
 from lfabench_plugins.aggregators.prolfa.wstep import solve_w
@@ -109,7 +109,7 @@ def test_solver_with_the_face_step_is_monotone_k_sparse_and_no_worse_than_withou
     pb = clustered_problem(seed=6)
     out = {}
     for face in (False, True):
-        opts = SolverOptions(n_prototypes=16, max_support=3, random_state=0, face_step=face, max_iter=400)
+        opts = FitOptions(n_prototypes=16, max_support=3, random_state=0, face_step=face, max_iter=400)
         with warnings.catch_warnings():
             warnings.simplefilter("error", ConvergenceWarning)
             res = fit_prolfa(pb, opts)
@@ -127,15 +127,16 @@ def test_solver_with_the_face_step_is_monotone_k_sparse_and_no_worse_than_withou
 
 def test_face_step_options_are_validated():
     with pytest.raises(ValueError, match="face_step must be True or False"):
-        SolverOptions(face_step="yes")
-    assert SolverOptions().face_step is True and SolverOptions(face_step=0).face_step is False
+        FitOptions(face_step="yes")
+    assert FitOptions().face_step is True and FitOptions(face_step=0).face_step is False
 
 
 def test_face_step_is_skipped_where_it_does_not_apply():
-    """Supports over MAX_FACE_SUPPORT (and the plain simplex) fit as without the face step."""
+    """Supports over MAX_FACE_SUPPORT (and the plain simplex, by cBCD only through the deprecated
+    ``backend="sparse"``) fit as without the face step."""
     pb = clustered_problem(seed=7)
     for ksup in (MAX_FACE_SUPPORT + 1, None):
-        runs = [fit_prolfa(pb, SolverOptions(n_prototypes=8, max_support=ksup, random_state=1, face_step=f,
-                                             max_iter=30)) for f in (True, False)]
+        runs = [fit_prolfa(pb, FitOptions(n_prototypes=8, max_support=ksup, random_state=1, face_step=f, max_iter=30,
+                                          backend="sparse" if ksup is None else "auto")) for f in (True, False)]
         assert runs[0].info["face_s"] == []
         np.testing.assert_array_equal(runs[0].objective_history, runs[1].objective_history)

@@ -1,4 +1,5 @@
-"""The GPU backends (``backend="cupy"``, ``backend="pairwise_fw_cupy"``) against their NumPy twins.
+"""The deprecated GPU routes (``backend="cupy"``, ``backend="pairwise_fw_cupy"``; removed in the next release) against
+their NumPy twins.
 
 These run only where CuPy and an NVIDIA GPU are present (the project's CI has neither: they skip there with
 the reason); the CPU paths they are compared with are tested everywhere. The refusal without CuPy runs
@@ -16,8 +17,8 @@ from sklearn.exceptions import ConvergenceWarning
 from test_prolfa_dense import clustered_problem
 from test_prolfa_pairwise import float32_problem, random_columns
 
-from lfabench_plugins.aggregators.prolfa import SolverOptions, fit_prolfa, objective
-from lfabench_plugins.aggregators.prolfa.cstep import top_candidates
+from lfabench_plugins.aggregators.prolfa import FitOptions, fit_prolfa, objective
+from lfabench_plugins.aggregators.prolfa.search import top_candidates
 from lfabench_plugins.aggregators.prolfa.problem import frank_wolfe_gap
 
 
@@ -37,15 +38,15 @@ needs_gpu = pytest.mark.skipif(cupy is None, reason="needs CuPy and an NVIDIA GP
 
 def test_pairwise_fw_cupy_without_cupy_says_what_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "cupy", None)
-    with pytest.raises(ImportError, match=r"backend='pairwise_fw_cupy' needs CuPy.*lfabench\[gpu\].*'pairwise_fw'"):
-        fit_prolfa(float32_problem(), SolverOptions(n_prototypes=8, max_support=None, backend="pairwise_fw_cupy"))
+    with pytest.raises(ImportError, match=r"backend='pairwise_fw_cupy' needs CuPy.*lfabench\[gpu\].*'auto'"):
+        fit_prolfa(float32_problem(), FitOptions(n_prototypes=8, max_support=None, backend="pairwise_fw_cupy"))
 
 
 @needs_gpu
 @pytest.mark.parametrize("m", [1, 5, 16])
 def test_device_search_equals_the_flat_search(m):
     """Rows of largest ``-x.h`` per column, best first: the device's arg-max passes against FAISS/NumPy."""
-    from lfabench_plugins.aggregators.prolfa import pairwise_cuda
+    from lfabench_plugins.aggregators.prolfa import pairwise_fw_cuda as pairwise_cuda
 
     rng = np.random.default_rng(m)
     X = rng.normal(size=(5000, 9)).astype(np.float32)
@@ -61,7 +62,7 @@ def test_device_search_equals_the_flat_search(m):
 
 @needs_gpu
 def test_device_search_in_blocks_equals_one_block(monkeypatch):
-    from lfabench_plugins.aggregators.prolfa import pairwise_cuda
+    from lfabench_plugins.aggregators.prolfa import pairwise_fw_cuda as pairwise_cuda
 
     rng = np.random.default_rng(0)
     X = cupy.asarray(rng.normal(size=(2000, 6)).astype(np.float32))
@@ -79,8 +80,8 @@ def test_pairwise_fw_on_the_gpu_follows_the_cpu_fit(seed):
     searches), so the GPU's result is checked on its own, by the CPU's independent gap formula and objective."""
     pb = float32_problem(seed=seed)
     opts = {"n_prototypes": 8, "random_state": 0, "max_support": None, "gap_tol": 1e-2, "max_iter": 300}
-    cpu = fit_prolfa(pb, SolverOptions(backend="pairwise_fw", **opts))
-    gpu = fit_prolfa(pb, SolverOptions(backend="pairwise_fw_cupy", **opts))
+    cpu = fit_prolfa(pb, FitOptions(backend="pairwise_fw", **opts))
+    gpu = fit_prolfa(pb, FitOptions(backend="pairwise_fw_cupy", **opts))
     assert gpu.converged and cpu.converged
     h = np.asarray(gpu.objective_history)
     assert h[0] == pytest.approx(cpu.objective_history[0], rel=1e-9)            # the same start
@@ -90,7 +91,7 @@ def test_pairwise_fw_on_the_gpu_follows_the_cpu_fit(seed):
     assert float(frank_wolfe_gap(pb, gpu.selection, gpu.projection).sum()) <= 1e-2 * J * (1 + 1e-6)
     assert J == pytest.approx(cpu.objective_history[-1], rel=2e-2)
     np.testing.assert_allclose(np.asarray(gpu.selection.sum(axis=0)).ravel(), 1.0, atol=1e-9)
-    assert gpu.info["backend"] == "pairwise_fw_cupy"
+    assert gpu.info["solver"] == "pairwise_fw_cupy"
 
 
 @needs_gpu
@@ -99,8 +100,8 @@ def test_dense_cupy_backend_follows_the_numpy_dense_backend():
     opts = {"n_prototypes": 8, "random_state": 0, "tol": 1e-4, "max_iter": 60}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        cpu = fit_prolfa(pb, SolverOptions(backend="dense", **opts))
-        gpu = fit_prolfa(pb, SolverOptions(backend="cupy", **opts))
+        cpu = fit_prolfa(pb, FitOptions(backend="dense", **opts))
+        gpu = fit_prolfa(pb, FitOptions(backend="cupy", **opts))
     n = min(len(cpu.objective_history), len(gpu.objective_history), 50)
     np.testing.assert_allclose(gpu.objective_history[:n], cpu.objective_history[:n], rtol=1e-6)
     assert objective(pb, gpu.selection, gpu.projection) == pytest.approx(gpu.objective_history[-1], rel=1e-9)
@@ -111,7 +112,7 @@ def test_dense_cupy_backend_follows_the_numpy_dense_backend():
 def test_the_fused_kernel_takes_the_steps_of_the_array_loop(dtype, monkeypatch):
     """One CUDA thread per column (``FUSED_INNER``) against the vectorised loop it replaces, on the same working set:
     same arithmetic in the same order, so the same weights and the same joint move."""
-    from lfabench_plugins.aggregators.prolfa import pairwise as pw
+    from lfabench_plugins.aggregators.prolfa import pairwise_fw as pw
     from lfabench_plugins.aggregators.prolfa.problem import gradient_factor
     from lfabench_plugins.aggregators.prolfa.wstep import solve_w
 

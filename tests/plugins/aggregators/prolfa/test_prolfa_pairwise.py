@@ -11,9 +11,9 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 from test_prolfa_dense import clustered_problem
 
-from lfabench.registry import get_registry
-from lfabench_plugins.aggregators.prolfa import SolverOptions, cstep, fit_prolfa, objective
-from lfabench_plugins.aggregators.prolfa.pairwise import (
+from lfabench_plugins.aggregators.prolfa import FitOptions, SolverOptions, fit_prolfa, objective, solver_path
+from lfabench_plugins.aggregators.prolfa import search
+from lfabench_plugins.aggregators.prolfa.pairwise_fw import (
     INNER_STEPS,
     ColumnBuckets,
     WorkingColumns,
@@ -22,6 +22,7 @@ from lfabench_plugins.aggregators.prolfa.pairwise import (
     column_step,
     search_gap,
 )
+from lfabench_plugins.aggregators.prolfa.options import DEPRECATED
 from lfabench_plugins.aggregators.prolfa.plugin import ProLFA
 from lfabench_plugins.aggregators.prolfa.problem import frank_wolfe_gap, gradient_factor
 from lfabench_plugins.aggregators.prolfa.sparsecols import make_keys
@@ -54,7 +55,7 @@ def float32_problem(seed=0):
 def test_search_gap_equals_the_frank_wolfe_gap_formula(monkeypatch, flat_search):
     """Per column, against :func:`frank_wolfe_gap` (a dense pass over every row), on the dense and the FAISS path."""
     if flat_search:
-        monkeypatch.setattr(cstep, "DENSE_SEARCH_LIMIT", 0)
+        monkeypatch.setattr(search, "DENSE_SEARCH_LIMIT", 0)
     pb = float32_problem()
     wc, X32 = random_columns(pb, 8, 5, seed=1)
     C = wc.selection()
@@ -152,7 +153,7 @@ def test_a_block_step_never_raises_j_and_stays_on_the_simplex(n_inner):
 def test_a_converged_fit_is_certified_stationary_and_j_never_rises():
     """The stopping rule is checked against the independent gap formula at the returned point."""
     pb = float32_problem(seed=1)
-    res = fit_prolfa(pb, SolverOptions(n_prototypes=8, random_state=0, max_support=None, backend="pairwise_fw",
+    res = fit_prolfa(pb, FitOptions(n_prototypes=8, random_state=0, max_support=None, backend="pairwise_fw",
                                        gap_tol=1e-2, max_iter=2000))
     assert res.converged
     h = np.asarray(res.objective_history)
@@ -169,8 +170,8 @@ def test_a_converged_fit_is_certified_stationary_and_j_never_rises():
 
 def test_max_iter_warns_and_records_the_gap_at_the_returned_point():
     pb = float32_problem(seed=2)
-    with pytest.warns(ConvergenceWarning, match="pairwise_fw"):
-        res = fit_prolfa(pb, SolverOptions(n_prototypes=8, random_state=0, max_support=None, backend="pairwise_fw",
+    with pytest.warns(ConvergenceWarning, match="pairwise Frank-Wolfe"):
+        res = fit_prolfa(pb, FitOptions(n_prototypes=8, random_state=0, max_support=None, backend="pairwise_fw",
                                            gap_tol=1e-9, max_iter=3))
     assert not res.converged and res.n_iter == 3
     assert res.info["frank_wolfe_gap"] == pytest.approx(
@@ -179,14 +180,13 @@ def test_max_iter_warns_and_records_the_gap_at_the_returned_point():
 
 def test_the_capped_model_is_refused_by_name():
     with pytest.raises(ValueError, match="max_support=None"):
-        fit_prolfa(float32_problem(), SolverOptions(n_prototypes=8, max_support=4, backend="pairwise_fw"))
+        fit_prolfa(float32_problem(), FitOptions(n_prototypes=8, max_support=4, backend="pairwise_fw"))
     with pytest.raises(ValueError, match="gap_tol"):
-        SolverOptions(gap_tol=0)
+        FitOptions(gap_tol=0)
 
 
-def test_the_plugin_fits_with_it_and_gap_tol_is_opt_in():
-    """Through the estimator (float32 descriptors, dedup, normalisation); ``gap_tol`` stays out of the default
-    config, so published run keys hold."""
+def test_the_plugin_fits_with_it():
+    """Through the estimator (float32 descriptors, dedup, normalisation), on the plain simplex."""
     rng = np.random.default_rng(0)
     from lfabench.bags import Bags
 
@@ -194,11 +194,9 @@ def test_the_plugin_fits_with_it_and_gap_tol_is_opt_in():
     bags = Bags.from_list([rng.normal(loc=k, size=(8, 5)).astype(np.float32) for k in y])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        est = ProLFA(n_prototypes=6, max_support=None, backend="pairwise_fw", gap_tol=1e-2, random_state=0).fit(bags, y)
+        est = ProLFA(n_prototypes=6, max_support=None, solver=SolverOptions(gap_tol=1e-2), random_state=0).fit(bags, y)
     assert est.transform(bags).shape == (30, 6)
     assert est.fit_info_["frank_wolfe_gap"] >= 0
-    spec = get_registry().get_spec("aggregator", "prolfa")
-    assert "gap_tol" in ProLFA().get_params() and "gap_tol" not in spec.defaults
     assert isinstance(est.selection_, sp.spmatrix)
 
 
@@ -259,23 +257,28 @@ def test_the_vectorised_pairwise_steps_equal_a_column_by_column_loop(n_inner):
         _pairwise_steps(np, np.asfortranarray(gq), v, B, e, scale, 1)
 
 
-def test_the_plugins_default_solver_is_pairwise_fw_on_the_plain_simplex_and_cbcd_when_capped():
-    """``backend="auto"`` (the plugin's default): the same fit, to the last bit, as naming the solver it resolves to,
-    and ``fit_info_`` says which; ``SolverOptions`` resolves it once."""
-    assert SolverOptions(backend="auto", max_support=None).backend == "pairwise_fw"
-    assert SolverOptions(backend="auto", max_support=4).backend == "sparse"
-    assert ProLFA().backend == "auto"
+def test_the_solver_follows_the_model_and_a_deprecated_backend_name_warns_and_changes_nothing():
+    """The plain simplex is fitted by pairwise Frank-Wolfe, the capped model by cBCD (``solver_path``, the one
+    place that decides); naming that solver by its deprecated ``backend`` name gives the same fit, to the last bit,
+    with a :class:`FutureWarning` naming the replacement; ``fit_info_`` says which solver ran."""
+    assert solver_path(FitOptions(max_support=None)) == "pairwise_fw"
+    assert solver_path(FitOptions(max_support=4)) == "cbcd"
+    assert solver_path(FitOptions(max_support=None, backend="sparse")) == "cbcd"
     rng = np.random.default_rng(1)
     from lfabench.bags import Bags
 
     y = np.arange(24) % 3
     bags = Bags.from_list([rng.normal(loc=k, size=(6, 4)) for k in y])
-    for max_support, resolved in ((None, "pairwise_fw"), (3, "sparse")):
+    for max_support, resolved, old_name in ((None, "pairwise_fw", "pairwise_fw"), (3, "cbcd", "sparse")):
         params = dict(n_prototypes=5, max_support=max_support, random_state=0)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
             auto = ProLFA(**params).fit(bags, y)
-            named = ProLFA(backend=resolved, **params).fit(bags, y)
-        assert auto.fit_info_["backend"] == named.fit_info_["backend"] == resolved
+            assert not [w for w in caught if issubclass(w.category, FutureWarning)]
+            named = ProLFA(solver=SolverOptions(backend=old_name), **params).fit(bags, y)
+        assert [str(w.message) for w in caught if issubclass(w.category, FutureWarning)] == [
+            f"ProLFA solver option backend={old_name!r} is deprecated and will be removed in the next release: "
+            + DEPRECATED["backend"]]
+        assert auto.fit_info_["solver"] == named.fit_info_["solver"] == resolved
         np.testing.assert_array_equal(auto.selection_.toarray(), named.selection_.toarray())
         np.testing.assert_array_equal(auto.objective_history_, named.objective_history_)

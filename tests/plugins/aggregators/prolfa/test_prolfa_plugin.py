@@ -11,7 +11,7 @@ import scipy.sparse as sp
 
 from lfabench import Bags, get_plugin
 from lfabench.testing import aggregator_checks
-from lfabench_plugins.aggregators.prolfa import normalize_descriptors
+from lfabench_plugins.aggregators.prolfa import SolverOptions, normalize_descriptors
 from lfabench_plugins.aggregators.prolfa.plugin import ProLFA, SemiProLFA
 
 from conftest import shared_data_dir
@@ -39,7 +39,8 @@ def demo_objective(bags, y, C, W, lambda1, lambda2):
 
 # the demo solves the paper's plain simplex model: no support cap; 20 ADMM iterations per outer one (the
 # plain-simplex solver relies on ADMM moves; with 5, seed 2 needs more than max_iter = 100 outer iterations)
-DEMO = dict(n_prototypes=2, lambda1=2.0, lambda2=0.5, mu=0.1, normalize="none", max_support=None, max_iter_admm=20)
+DEMO = dict(n_prototypes=2, lambda1=2.0, lambda2=0.5, normalize="none", max_support=None,
+            solver=SolverOptions(mu=0.1, max_iter_admm=20))
 
 
 @pytest.mark.shared_data
@@ -76,7 +77,7 @@ def labelled_bags(seed=0, m_per=6, classes=3, d=5):
 @pytest.mark.parametrize("seed", range(4))
 def test_objective_history_is_non_increasing_and_stops_on_relative_change(seed):
     bags, y = labelled_bags(seed)
-    est = ProLFA(n_prototypes=6, lambda1=0.5, lambda2=0.5, mu=1.0, random_state=seed, tol=1e-4).fit(bags, y)
+    est = ProLFA(n_prototypes=6, lambda1=0.5, lambda2=0.5, random_state=seed, solver=SolverOptions(mu=1.0, tol=1e-4)).fit(bags, y)
     h = est.objective_history_
     assert h.size == est.n_iter_ + 1
     assert np.all(np.diff(h) <= 1e-10 * np.abs(h[:-1]))
@@ -155,8 +156,8 @@ def test_exclusivity_separates_supports():
     bags, y = Bags.from_list(arrays).astype(np.float64), np.asarray(labels)
     overlap = {}
     for l1 in (0.0, 0.5, 50.0):
-        est = ProLFA(n_prototypes=4, lambda1=l1, lambda2=0.1, mu=10.0, normalize="none", max_iter=200,
-                     random_state=0).fit(bags, y)
+        est = ProLFA(n_prototypes=4, lambda1=l1, lambda2=0.1, normalize="none", random_state=0,
+                     solver=SolverOptions(mu=10.0, max_iter=200)).fit(bags, y)
         C = est.selection_.toarray()
         overlap[l1] = float(sum(np.sum(C[:, i] * C[:, j]) for i in range(4) for j in range(4) if i != j))
     assert overlap[0.0] > 0.5          # prototypes coincide (share descriptors) without the penalty
@@ -195,7 +196,7 @@ def test_degenerate_inputs():
     with pytest.raises(ValueError, match="normalize"):
         ProLFA(normalize="l3").fit(bags, y)
     with pytest.raises(ValueError, match="mu"):
-        ProLFA(n_prototypes=3, mu=0).fit(bags, y)
+        ProLFA(n_prototypes=3, solver={"mu": 0}).fit(bags, y)
     with pytest.raises(ValueError, match="needs labels"):
         ProLFA(n_prototypes=3).fit(bags)
     # d̄ == N: every descriptor its own prototype at the start; still a valid fit
@@ -378,15 +379,14 @@ def test_max_support_rejects_bad_values():
         ProLFA(n_prototypes=3, max_support=0).fit(bags, y)
 
 
-@pytest.mark.parametrize("max_support", [None, 3])
-def test_search_every_reuses_rows_between_searches_and_stops_only_after_a_search(max_support):
+def test_search_every_reuses_rows_between_searches_and_stops_only_after_a_search():
     """``search_every = 3``: exact searches on iteration 1 and then at most 3 iterations apart (more
     often when a small change on reused rows must be confirmed); J stays non-increasing, columns stay on
-    the simplex, and convergence is only declared on a searched iteration (cBCD's rule: ``backend="sparse"``)."""
+    the simplex, and convergence is only declared on a searched iteration (cBCD's rule: the capped model)."""
     bags, y = labelled_bags(0, m_per=8, d=6)       # N = 268: each search keeps 4 of 268 rows per column
     params = dict(n_prototypes=6, lambda1=0.1, lambda2=0.01, normalize="none", random_state=0,
-                  max_support=max_support, n_candidates=4, backend="sparse")
-    est = ProLFA(search_every=3, **params).fit(bags, y)
+                  max_support=3)
+    est = ProLFA(solver=SolverOptions(search_every=3, n_candidates=4), **params).fit(bags, y)
     searched = est.fit_info_["searched_iterations"]
     assert searched[0] == 1 and np.all(np.diff(searched) <= 3)
     assert len(searched) < est.n_iter_
@@ -396,10 +396,10 @@ def test_search_every_reuses_rows_between_searches_and_stops_only_after_a_search
     C = est.selection_.toarray()
     assert (C >= 0).all()
     np.testing.assert_allclose(C.sum(axis=0), 1.0, atol=1e-6)
-    every = ProLFA(search_every=1, **params).fit(bags, y)
+    every = ProLFA(solver={"search_every": 1, "n_candidates": 4}, **params).fit(bags, y)
     assert every.fit_info_["searched_iterations"] == list(range(1, every.n_iter_ + 1))
     with pytest.raises(ValueError, match="search_every"):
-        ProLFA(search_every=0, **params).fit(bags, y)
+        ProLFA(solver={"search_every": 0}, **params).fit(bags, y)
 
 
 def test_feature_map_lifts_descriptors_and_transform_matches_explicit_formula():
@@ -474,8 +474,8 @@ def test_demo_lambda1_keeps_largest_weight_descriptors_distinct_on_unit_scale_da
     centres = rng.normal(scale=2, size=(3, 8))
     bags = Bags.from_list([centres[i % 3] + rng.normal(size=(15, 8)) for i in range(50)]).astype(np.float64)
     y = np.arange(50) % 3
-    est = ProLFA(n_prototypes=16, lambda1=2.0, lambda2=0.5, mu=0.1, normalize="l2", max_support=4,
-                 max_iter_admm=20, random_state=seed).fit(bags, y)
+    est = ProLFA(n_prototypes=16, lambda1=2.0, lambda2=0.5, normalize="l2", max_support=4,
+                 solver=SolverOptions(mu=0.1, max_iter_admm=20), random_state=seed).fit(bags, y)
     top = np.asarray(est.selection_.argmax(axis=0)).ravel()
     assert np.unique(top).size == 16
 

@@ -10,7 +10,7 @@ import scipy.sparse as sp
 from lfabench import Bags
 from lfabench_plugins.aggregators.prolfa import (
     Problem,
-    SolverOptions,
+    FitOptions,
     exclusivity,
     fit_loss,
     fit_prolfa,
@@ -18,7 +18,8 @@ from lfabench_plugins.aggregators.prolfa import (
     lipschitz_bound,
     objective,
 )
-from lfabench_plugins.aggregators.prolfa.cstep import c_step, top_candidates, working_set
+from lfabench_plugins.aggregators.prolfa.cbcd_cstep import c_step, working_set
+from lfabench_plugins.aggregators.prolfa.search import top_candidates
 from lfabench_plugins.aggregators.prolfa.problem import frank_wolfe_gap, gradient_entries, quadratic_term
 from lfabench_plugins.aggregators.prolfa.simplex import (
     project_columns,
@@ -28,7 +29,7 @@ from lfabench_plugins.aggregators.prolfa.simplex import (
     project_segments_sparse,
     simplex_threshold_sorted,
 )
-from lfabench_plugins.aggregators.prolfa.solver import (
+from lfabench_plugins.aggregators.prolfa.cbcd import (
     line_search_entries,
     line_search_weight,
     max_feasible_step,
@@ -36,7 +37,7 @@ from lfabench_plugins.aggregators.prolfa.solver import (
 )
 from lfabench_plugins.aggregators.prolfa.sparsecols import combine, from_csc, split_keys, to_csc
 from lfabench_plugins.aggregators.prolfa.wstep import solve_w, sylvester_residual
-from lfabench_plugins.aggregators.prolfa.zstep import reweighted_z_step
+from lfabench_plugins.aggregators.prolfa.cbcd_zstep import reweighted_z_step
 
 
 def small_problem(seed=0, N_per=(5, 7, 4, 6, 3, 5), d=4, c=3, lambda1=0.7, lambda2=0.3):
@@ -223,9 +224,9 @@ def test_faiss_candidate_search_is_exact_and_keeps_faiss_own_threshold(monkeypat
     choice), also when the search raises."""
     import faiss
 
-    from lfabench_plugins.aggregators.prolfa import cstep
+    from lfabench_plugins.aggregators.prolfa import search
 
-    monkeypatch.setattr(cstep, "DENSE_SEARCH_LIMIT", 0)
+    monkeypatch.setattr(search, "DENSE_SEARCH_LIMIT", 0)
     rng = np.random.default_rng(12)
     X = rng.normal(size=(2_000, 9)).astype(np.float32)
     H = rng.normal(size=(9, 40))
@@ -238,8 +239,8 @@ def test_faiss_candidate_search_is_exact_and_keeps_faiss_own_threshold(monkeypat
         np.testing.assert_allclose(vals[j], np.sort(full[:, j])[::-1][:16], rtol=1e-5, atol=1e-5)
     assert faiss.cvar.distance_compute_blas_threshold == before
     with pytest.raises(RuntimeError):
-        with cstep.blas_route(faiss):
-            assert faiss.cvar.distance_compute_blas_threshold == cstep.BLAS_MIN_QUERIES
+        with search.blas_route(faiss):
+            assert faiss.cvar.distance_compute_blas_threshold == search.BLAS_MIN_QUERIES
             raise RuntimeError("inside")
     assert faiss.cvar.distance_compute_blas_threshold == before
 
@@ -250,7 +251,7 @@ def test_small_faiss_searches_run_on_one_thread(monkeypatch):
     import faiss
     from threadpoolctl import threadpool_info, threadpool_limits
 
-    from lfabench_plugins.aggregators.prolfa import cstep
+    from lfabench_plugins.aggregators.prolfa import search
 
     def pools():
         return {(p["filepath"], p["user_api"]): p["num_threads"] for p in threadpool_info()}
@@ -262,7 +263,7 @@ def test_small_faiss_searches_run_on_one_thread(monkeypatch):
         seen.append(pools())
         return knn(*args, **kwargs)
 
-    monkeypatch.setattr(cstep, "DENSE_SEARCH_LIMIT", 0)
+    monkeypatch.setattr(search, "DENSE_SEARCH_LIMIT", 0)
     monkeypatch.setattr(faiss, "knn", spy)
     rng = np.random.default_rng(13)
     X = rng.normal(size=(500, 9)).astype(np.float32)
@@ -274,7 +275,7 @@ def test_small_faiss_searches_run_on_one_thread(monkeypatch):
         assert [key for key, n in before.items() if "faiss" in key[0] and n == 2], before
         top_candidates(X, H, 4)                               # 500 x 9 x 30 multiply-adds: small
         assert set(seen[-1].values()) == {1}, seen[-1]
-        monkeypatch.setattr(cstep, "SMALL_SEARCH_MACS", 0)    # the same search counted as large
+        monkeypatch.setattr(search, "SMALL_SEARCH_MACS", 0)    # the same search counted as large
         top_candidates(X, H, 4)
         assert seen[-1] == before
         assert pools() == before
@@ -674,8 +675,8 @@ def test_frank_wolfe_gap_equals_a_finite_difference_gradient_and_falls_to_zero_a
     np.testing.assert_allclose(frank_wolfe_gap(pb, sp.csc_matrix(C), W, block=3), expected, rtol=1e-6, atol=1e-8)
 
     pb = clustered_problem(seed=1)
-    res = fit_prolfa(pb, SolverOptions(n_prototypes=8, random_state=0, max_support=None, tol=1e-10, max_iter=3000))
-    start = SolverOptions(n_prototypes=8, random_state=0)
+    res = fit_prolfa(pb, FitOptions(n_prototypes=8, random_state=0, max_support=None, tol=1e-10, max_iter=3000))
+    start = FitOptions(n_prototypes=8, random_state=0)
     C0 = to_csc(*one_hot_start(pb.n_descriptors, 8, start.rng()), pb.n_descriptors, 8)
     gap0 = frank_wolfe_gap(pb, C0, res.projection)
     gap = frank_wolfe_gap(pb, res.selection, res.projection)

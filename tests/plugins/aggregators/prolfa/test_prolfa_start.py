@@ -11,7 +11,7 @@ from sklearn.exceptions import ConvergenceWarning
 from test_prolfa_dense import clustered_problem
 
 from lfabench.registry import get_registry
-from lfabench_plugins.aggregators.prolfa import SolverOptions, exclusivity, fit_prolfa, objective
+from lfabench_plugins.aggregators.prolfa import FitOptions, exclusivity, fit_prolfa, objective
 from lfabench_plugins.aggregators.prolfa.plugin import ProLFA
 from lfabench_plugins.aggregators.prolfa.result import one_hot_start
 from lfabench_plugins.aggregators.prolfa.sparsecols import split_keys, to_csc
@@ -27,7 +27,7 @@ from lfabench_plugins.aggregators.prolfa.start import (
 
 def _start(pb, **kw):
     """The start ``init`` names, built directly (``start_selection`` may fall back to the one-hot start)."""
-    opts = SolverOptions(**{"n_prototypes": 24, "random_state": 5, **kw})
+    opts = FitOptions(**{"n_prototypes": 24, "random_state": 5, **kw})
     st = one_hot_selection(pb, opts)
     if opts.init == "cancelling":
         st = cancelling_selection(pb, opts, st)
@@ -86,7 +86,7 @@ def test_a_fit_from_the_cancelling_start_is_monotone_feasible_and_starts_lower(b
     for init in ("one_hot", "cancelling"):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            runs[init] = fit_prolfa(pb, SolverOptions(n_prototypes=16, max_support=max_support, random_state=0,
+            runs[init] = fit_prolfa(pb, FitOptions(n_prototypes=16, max_support=max_support, random_state=0,
                                                       backend=backend, init=init, max_iter=400))
     res = runs["cancelling"]
     h = np.asarray(res.objective_history)
@@ -101,14 +101,9 @@ def test_a_fit_from_the_cancelling_start_is_monotone_feasible_and_starts_lower(b
 
 def test_unknown_init_is_rejected_by_name():
     with pytest.raises(ValueError, match="init must be one of"):
-        SolverOptions(init="kmeans")
+        FitOptions(init="kmeans")
     with pytest.raises(ValueError, match="ProLFA: init must be one of"):
-        ProLFA(init="kmeans")._check_params()
-
-
-def test_init_is_opt_in_so_existing_run_keys_hold():
-    spec = get_registry().get_spec("aggregator", "prolfa")
-    assert ProLFA().get_params()["init"] == "one_hot" and "init" not in spec.defaults
+        ProLFA(solver={"init": "kmeans"})._check_params()
 
 
 @pytest.mark.parametrize("data", ["clustered", "digits"])
@@ -126,11 +121,11 @@ def test_cancelling_falls_back_to_the_one_hot_start_when_that_has_the_lower_J(da
         y, labelled = est._responses(bags.subset(split.fit_indices), split.fit_labels)
         pb = est._problem(bags.subset(split.fit_indices), y, labelled, est._check_params())[0]
         dbar = est.n_prototypes
-    opts = SolverOptions(n_prototypes=dbar, random_state=0, init="cancelling")
+    opts = FitOptions(n_prototypes=dbar, random_state=0, init="cancelling")
     _, keys1, _, _ = _start(pb, n_prototypes=dbar, random_state=0)
     _, keys, vals, _ = _start(pb, n_prototypes=dbar, random_state=0, init="cancelling")
     J = {name: _objective_at_optimal_w(pb, st, dbar) for name, st in
-         (("one_hot", start_selection(pb, SolverOptions(n_prototypes=dbar, random_state=0))),
+         (("one_hot", start_selection(pb, FitOptions(n_prototypes=dbar, random_state=0))),
           ("cancelling", start_selection(pb, opts)._replace(keys=keys, values=vals)))}
     chosen = start_selection(pb, opts)
     assert chosen.name == {"clustered": "cancelling", "digits": "one_hot"}[data] == min(J, key=J.get)
@@ -151,8 +146,8 @@ def test_exact_model_continued_from_the_capped_solution_starts_at_its_J_and_neve
     """``start=selection_start(C)``: J at the start is the capped fit's J (same C, optimal W), then J never
     rises, and the plain simplex (a superset of the capped set) ends at or below the capped fit."""
     pb = clustered_problem(seed=4)
-    capped = fit_prolfa(pb, SolverOptions(n_prototypes=16, random_state=1, max_support=2, tol=1e-7))
-    opts = SolverOptions(n_prototypes=16, random_state=1, max_support=None, backend=backend, tol=1e-7,
+    capped = fit_prolfa(pb, FitOptions(n_prototypes=16, random_state=1, max_support=2, tol=1e-7))
+    opts = FitOptions(n_prototypes=16, random_state=1, max_support=None, backend=backend, tol=1e-7,
                          max_iter=3000)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -176,7 +171,7 @@ def test_a_given_start_that_is_not_a_selection_is_refused_by_name():
         selection_start(half, pb, "mine")
     start = selection_start(C, pb, "mine")
     with pytest.raises(ValueError, match="start 'mine' fills 8 columns up to column 7; the fit has n_prototypes=9"):
-        fit_prolfa(pb, SolverOptions(n_prototypes=9), start=start)
+        fit_prolfa(pb, FitOptions(n_prototypes=9), start=start)
 
 
 @pytest.mark.parametrize("backend", ["sparse", "dense"])
@@ -187,9 +182,9 @@ def test_exact_model_fits_record_the_frank_wolfe_gap_of_their_result(backend):
     pb = clustered_problem(seed=6)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        res = fit_prolfa(pb, SolverOptions(n_prototypes=12, random_state=2, max_support=None, backend=backend,
+        res = fit_prolfa(pb, FitOptions(n_prototypes=12, random_state=2, max_support=None, backend=backend,
                                            max_iter=40))
-        capped = fit_prolfa(pb, SolverOptions(n_prototypes=12, random_state=2, backend=backend, max_iter=40))
+        capped = fit_prolfa(pb, FitOptions(n_prototypes=12, random_state=2, backend=backend, max_iter=40))
     assert res.info["frank_wolfe_gap"] == pytest.approx(frank_wolfe_gap(pb, res.selection, res.projection).sum(),
                                                         rel=1e-9)
     assert res.info["frank_wolfe_gap"] >= -1e-9       # a sum of per-column gaps, each >= 0

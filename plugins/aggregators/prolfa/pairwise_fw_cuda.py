@@ -1,8 +1,8 @@
-"""The GPU-only parts of :mod:`.pairwise` (``backend="pairwise_fw_cupy"``), on CuPy arrays.
+"""The GPU-only parts of :mod:`.pairwise_fw` (the deprecated ``backend="pairwise_fw_cupy"``), on CuPy arrays.
 
-* :func:`device_top_candidates`: the exact search of :func:`.pairwise.search_gap` without FAISS, a blocked float32
+* :func:`device_top_candidates`: the exact search of :func:`.pairwise_fw.search_gap` without FAISS, a blocked float32
   matrix product and ``m`` arg-max passes per column;
-* :func:`fused_pairwise_steps`: the ``n_inner`` pairwise Frank-Wolfe steps of :func:`.pairwise.column_step` as one
+* :func:`fused_pairwise_steps`: the ``n_inner`` pairwise Frank-Wolfe steps of :func:`.pairwise_fw.column_step` as one
   CUDA kernel (``cupy.RawKernel``), a thread per column, instead of ~20 array operations per step from Python.
 
 CuPy is imported inside the functions: this module is imported on every machine, CuPy only where a GPU is used.
@@ -20,7 +20,7 @@ SEARCH_BLOCK_BYTES = 1 << 30
 
 def device_top_candidates(Xa, Ha, m: int):
     """Per column ``j`` of ``Ha`` (``(d', d̄)``): the ``m`` rows ``i`` of largest ``-Xa_i . Ha_j``, best first, on the
-    device of ``Xa`` (``(N, d')`` float32, CuPy): :func:`~.cstep.top_candidates`'s flat search without FAISS.
+    device of ``Xa`` (``(N, d')`` float32, CuPy): :func:`~.search.top_candidates`'s flat search without FAISS.
 
     Scores are formed ``SEARCH_BLOCK_BYTES`` at a time (``block x N`` float32, a column's scores contiguous); the
     top ``m`` of each column are ``m`` successive arg-max passes (``m`` is small: 16), each masking the row it took.
@@ -87,7 +87,7 @@ _FUSED_KERNELS: dict = {}
 
 
 def fused_pairwise_steps(gq, v, B, e, scale: float, n_inner: int) -> None:
-    """:func:`.pairwise._pairwise_steps` as one CUDA kernel, a thread per column, in place on ``gq`` and ``v``
+    """:func:`.pairwise_fw._pairwise_steps` as one CUDA kernel, a thread per column, in place on ``gq`` and ``v``
     (CuPy arrays, C-contiguous; ``B`` float32 or float64): the same arithmetic in the same order, fused
     multiply-adds off, so the same weights as the array loop (tested on a GPU)."""
     import cupy

@@ -1,10 +1,10 @@
 """Block majorise-minimise with pairwise Frank-Wolfe steps, for the paper's exact model (``max_support=None``).
 
-The same model as :func:`~lfabench_plugins.aggregators.prolfa.solver.fit_prolfa` (eq. "ModelRelax2", or
+The same model as :func:`~lfabench_plugins.aggregators.prolfa.fit.fit_prolfa` (eq. "ModelRelax2", or
 "ModelSemi") and the same start (``init``), by another route, with a stopping rule that certifies
 stationarity: the Frank-Wolfe gap (:func:`~lfabench_plugins.aggregators.prolfa.problem.frank_wolfe_gap`).
 
-Outer iteration (``backend="pairwise_fw"``):
+The solver of the plain simplex (:mod:`.fit` chooses it). Outer iteration:
 
 1. **Exact search.** ``G = 2 X H + 2 lambda1 (r 1^T - C)`` is J's gradient in C at fixed W (``r`` the row
    sums of C). Off a column's support ``g_ij = 2 x_i . h_j + 2 lambda1 r_i``: an inner product of
@@ -28,9 +28,9 @@ weight between two descriptors of a column without shrinking the others, so supp
 for it; the bound lets each column take many of them per step, with the step sizes of its own curvature. The
 working set is held as ``(d̄, K)`` padded arrays (``K`` grows with the largest support).
 
-``backend="pairwise_fw_cupy"`` runs the same code on an NVIDIA GPU (CuPy): the descriptors and the working set
+The deprecated ``backend="pairwise_fw_cupy"`` runs the same code on an NVIDIA GPU (CuPy): the descriptors and the working set
 live on the device, the ``d x d̄`` quantities (``P``, ``W``, ``H``) and the W-step stay on the host, and the
-search and the pairwise steps are :mod:`.pairwise_cuda`'s (a blocked matrix product with an exact top-``m`` per
+search and the pairwise steps are :mod:`.pairwise_fw_cuda`'s (a blocked matrix product with an exact top-``m`` per
 column instead of FAISS; one CUDA kernel). Same model, start, steps and stopping rule; only the floating-point
 summation order differs.
 """
@@ -45,12 +45,12 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
-from .cstep import top_candidates
-from .dense import array_namespace, to_host
-from .options import SolverOptions
-from .pairwise_cuda import device_top_candidates, fused_pairwise_steps
+from .arrays import array_namespace, to_host
+from .options import FitOptions
+from .pairwise_fw_cuda import device_top_candidates, fused_pairwise_steps
 from .problem import Problem, energy, fit_loss, gradient_factor, quadratic_term
 from .result import ProLFAResult
+from .search import top_candidates
 from .sparsecols import split_keys
 from .start import Start, initial_selection
 from .wstep import solve_w
@@ -255,7 +255,7 @@ def _pairwise_steps(xp, gq, v, B, e, scale: float, n_inner: int) -> None:
         gf[a] -= 2.0 * gamma * ea
 
 
-#: On a GPU, run :func:`_pairwise_steps` as one CUDA kernel (:func:`.pairwise_cuda.fused_pairwise_steps`, a
+#: On a GPU, run :func:`_pairwise_steps` as one CUDA kernel (:func:`.pairwise_fw_cuda.fused_pairwise_steps`, a
 #: thread per column) instead of ~20 array operations per step: the same arithmetic in the same order.
 FUSED_INNER = True
 
@@ -307,25 +307,19 @@ def column_step(pb: Problem, wc: WorkingColumns, B, P: np.ndarray, W: np.ndarray
     return P + tau * U, r + tau * rho, tau
 
 
-def _array_module(backend: str):
-    """NumPy for ``"pairwise_fw"``, CuPy on the current GPU for ``"pairwise_fw_cupy"`` (a clear error without)."""
-    if backend == "pairwise_fw_cupy":
-        return array_namespace("cupy", requested=backend, cpu_backend="pairwise_fw")
-    return np
-
-
-def fit_pairwise(pb: Problem, opts: SolverOptions, start: Start | None = None) -> ProLFAResult:
+def fit_pairwise(pb: Problem, opts: FitOptions, start: Start | None = None, on_gpu: bool = False) -> ProLFAResult:
     """Minimise J on the paper's plain simplex by block majorise-minimise with pairwise steps (module docstring).
 
     ``opts``: ``n_candidates`` rows searched per column, ``search_every`` block steps per search,
     ``max_iter`` searches at most, ``gap_tol`` the stopping rule (``sum_j gap_j <= gap_tol * J`` at a
-    search), ``backend`` ``"pairwise_fw"`` (NumPy and FAISS) or ``"pairwise_fw_cupy"`` (a GPU).
+    search); ``on_gpu``: on CuPy arrays (the deprecated ``backend="pairwise_fw_cupy"``), else NumPy and FAISS.
     ``objective_history`` holds J at the start and after every outer iteration (non-increasing).
     """
     if opts.max_support is not None:
-        raise ValueError(f"backend={opts.backend!r} fits the paper's plain simplex only: set max_support=None "
+        raise ValueError(f"pairwise Frank-Wolfe (backend={opts.backend!r}) fits the paper's plain simplex only: "
+                         f"set max_support=None "
                          f"(got max_support={opts.max_support})")
-    xp = _array_module(opts.backend)
+    xp = array_namespace("cupy", requested="pairwise_fw_cupy", cpu_backend="auto") if on_gpu else np
     t_start = time.perf_counter()
     X = np.asarray(pb.X) if pb.X.dtype in (np.float32, np.float64) else np.asarray(pb.X, dtype=np.float64)
     X32 = X if X.dtype == np.float32 else np.ascontiguousarray(X, dtype=np.float32)       # the search's copy
@@ -337,7 +331,7 @@ def fit_pairwise(pb: Problem, opts: SolverOptions, start: Start | None = None) -
     r = wc.row_sums()
     J = energy(pb, P, W, wc.exclusivity(r))
     history, gaps, converged, it = [J], [], False, 0
-    stats = {"start": start_name, "backend": opts.backend, "searches": 0, "search_s": 0.0, "zero_steps": 0}
+    stats = {"start": start_name, "searches": 0, "search_s": 0.0, "zero_steps": 0}
     for it in range(1, opts.max_iter + 1):
         H = gradient_factor(pb, P, W)
         t0 = time.perf_counter()
@@ -366,7 +360,7 @@ def fit_pairwise(pb: Problem, opts: SolverOptions, start: Start | None = None) -
     if not converged:
         # the last gap was measured before the last steps: measure it at the point returned
         gaps.append(float(search_gap(pb, X32, wc, gradient_factor(pb, P, W), r, 1)[1].sum()))
-        warnings.warn(f"ProLFA ({opts.backend}) stopped at max_iter={opts.max_iter} searches before the Frank-Wolfe "
+        warnings.warn(f"ProLFA (pairwise Frank-Wolfe{' on a GPU' if on_gpu else ''}) stopped at max_iter={opts.max_iter} searches before the Frank-Wolfe "
                       f"gap fell below gap_tol={opts.gap_tol} of J (last: {gaps[-1] / abs(J):.2e})",
                       ConvergenceWarning, stacklevel=3)
     C = wc.selection()

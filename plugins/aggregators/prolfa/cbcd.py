@@ -1,14 +1,15 @@
-"""cBCD driver (paper Algorithm 2) with the ADMM Z-subproblem (Algorithm 1).
+"""cBCD, the solver of the capped model (``max_support`` set): paper Algorithm 2 with the ADMM Z-subproblem
+(Algorithm 1), C sparse on working sets. :mod:`.fit` chooses it; this module only runs it.
 
 Outer iteration ``k``:
 
 1. ADMM on the Z-subproblem (eq. "ModelZ_v2"), warm-started from the previous
-   ``Z, C, Lambda``: re-weighted Z-step (:mod:`.zstep`), projected-gradient
-   C-step (:mod:`.cstep`), ``Lambda += mu (Z - C)``; stops when
+   ``Z, C, Lambda``: re-weighted Z-step (:mod:`.cbcd_zstep`), projected-gradient
+   C-step (:mod:`.cbcd_cstep`), ``Lambda += mu (Z - C)``; stops when
    ``||Z - C||_inf <= admm_tol`` and ``||Z^{t+1} - Z^t||_inf <= admm_tol`` (the
    paper's rule) or after ``max_iter_admm`` iterations.
-2. Safeguard and extrapolation: the inexact, non-convex ADMM can raise ``J``
-   (notes, pitfall 4). ``J(C_k + s (C_admm - C_k), W_k)`` is a quadratic in ``s``;
+2. Safeguard: the inexact, non-convex ADMM can raise ``J`` (notes, pitfall 4). On the capped model, see
+   below. On the plain simplex (reached here only by the deprecated ``backend="sparse"``): ``J(C_k + s (C_admm - C_k), W_k)`` is a quadratic in ``s``;
    we take its exact minimiser over ``s in [0, s_max]``, where ``s_max`` is the
    largest ``s <= extrapolate`` keeping every entry ``>= 0`` (column sums stay 1
    because the direction's column sums are 0, so the whole segment is feasible).
@@ -24,12 +25,12 @@ Outer iteration ``k``:
 3. W-step (:mod:`.wstep`): exact minimiser, so ``J`` never increases.
 
 With ``max_support = k`` (the k-sparse simplex model option, see
-:func:`fit_prolfa`) step 2 differs: ADMM runs on the working set only, the
+:func:`fit_cbcd`), step 2: ADMM runs on the working set only, the
 monotone projected-gradient step is computed every outer iteration, and the
-lower of the two points (by exact ``J(., W_k)``) is kept. Then, with
-``face_step`` (the default, for ``2 <= k <= 8``), every column's weights move to
+lower of the two points (by exact ``J(., W_k)``) is kept. Then, for ``2 <= k <= 8`` (``face_step=False``,
+deprecated, skips it), every column's weights move to
 the exact minimiser of ``J(., W_k)`` on that column's support, the joint move
-scaled by an exact line search (:mod:`.facestep`; ``J`` never increases).
+scaled by an exact line search (:mod:`.cbcd_facestep`; ``J`` never increases).
 
 The working set of an iteration comes from an exact candidate search (the
 rows of most negative gradient per column) on every ``search_every``-th
@@ -55,9 +56,9 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
-from .cstep import CandidatesExhausted, c_step, gather_rows, working_set
-from .facestep import MAX_FACE_SUPPORT, face_step
-from .options import SolverOptions
+from .cbcd_cstep import CandidatesExhausted, c_step, gather_rows, working_set
+from .cbcd_facestep import MAX_FACE_SUPPORT, face_step
+from .options import FitOptions
 from .problem import (
     Problem,
     exclusivity,
@@ -74,9 +75,9 @@ from .sparsecols import align, combine, from_csc, split_keys, to_csc, union_keys
 from .start import Start, initial_selection
 from .threads import one_thread
 from .wstep import solve_w
-from .zstep import reweighted_z_step
+from .cbcd_zstep import reweighted_z_step
 
-__all__ = ["ProLFAResult", "fit_prolfa", "one_hot_start", "line_search_weight"]
+__all__ = ["ProLFAResult", "fit_cbcd", "one_hot_start", "line_search_weight"]
 
 log = logging.getLogger("lfabench_plugins.aggregators.prolfa")
 
@@ -184,7 +185,7 @@ class _Search:
     confirm: bool = False     # the last change was below tol on reused rows: search and test again
 
 
-def _start(pb: Problem, opts: SolverOptions, given: Start | None = None) -> tuple[_Iterate, str]:
+def _start(pb: Problem, opts: FitOptions, given: Start | None = None) -> tuple[_Iterate, str]:
     """The start ``C`` (``given``, else the seeded one that ``opts.init`` names; :mod:`.start`), ``Z = C``,
     ``Lambda = 0``, the optimal ``W``; and which start it is."""
     N, dbar = pb.n_descriptors, opts.n_prototypes
@@ -196,7 +197,7 @@ def _start(pb: Problem, opts: SolverOptions, given: Start | None = None) -> tupl
 
 
 def _candidate_rows(pb: Problem, X32: np.ndarray, H_k: np.ndarray, cur: _Iterate, search: _Search, it: int,
-                    opts: SolverOptions, stats: dict):
+                    opts: FitOptions, stats: dict):
     """The working set of iteration ``it``: an exact search on the first and every ``search_every``-th
     iteration (or to confirm convergence), else the last searched rows plus the current support.
 
@@ -221,7 +222,7 @@ def _candidate_rows(pb: Problem, X32: np.ndarray, H_k: np.ndarray, cur: _Iterate
 
 
 def _admm(pb: Problem, W: np.ndarray, H_k: np.ndarray, ws, cur: _Iterate, search: _Search, t_step: list,
-          t_min: float, opts: SolverOptions, stats: dict):
+          t_min: float, opts: FitOptions, stats: dict):
     """Algorithm 1 on the working set ``ws``, warm-started from ``cur``: Z-step (eq. "Zi"), C-step
     (eq. "C", projected gradient), ``Lambda += mu (Z - C)``, until the paper's rule or ``max_iter_admm``.
 
@@ -277,7 +278,7 @@ def _admm(pb: Problem, W: np.ndarray, H_k: np.ndarray, ws, cur: _Iterate, search
 
 
 def _descent_point(pb: Problem, W: np.ndarray, H_k: np.ndarray, ws, full_ws, c_k, cw, zw, lw, search: _Search,
-                   t_step: float, opts: SolverOptions, stats: dict):
+                   t_step: float, opts: FitOptions, stats: dict):
     """The safeguard: the accepted point for ``J(., W_k)``, never above ``C_k`` (see the module docstring).
 
     Plain simplex: the exact line search on the segment ``C_k -> C_admm`` (extrapolated up to
@@ -330,12 +331,11 @@ def _descent_point(pb: Problem, W: np.ndarray, H_k: np.ndarray, ws, full_ws, c_k
     return ukeys[live], cw[live], zw[live], lw[live], s
 
 
-def fit_prolfa(pb: Problem, options: SolverOptions | None = None, start: Start | None = None) -> ProLFAResult:
+def fit_cbcd(pb: Problem, opts: FitOptions, start: Start | None = None) -> ProLFAResult:
     """Solve eq. "ModelRelax2" (or "ModelSemi": ``pb`` then holds only labelled means) by cBCD.
 
-    ``options`` (:class:`SolverOptions`, defaults if None) says how; ``start`` (optional) is a given starting
-    ``C`` (:func:`~.start.selection_start`, e.g. a capped fit's solution, to continue on the paper's model),
-    else the seeded start ``opts.init`` names (:mod:`.start`). Algorithm 2, as written below: from the start,
+    ``opts`` (:class:`~.options.FitOptions`) says how; ``start`` (optional) is a given starting ``C``
+    (:func:`~.start.selection_start`), else the seeded start. Algorithm 2, as written below: from the start,
     repeat
 
     1. candidate rows (the working set) for this iteration;
@@ -345,35 +345,22 @@ def fit_prolfa(pb: Problem, options: SolverOptions | None = None, start: Start |
     5. objective ``J(C, W)``;
     6. stopping rule: relative change of J below ``tol`` on a searched iteration.
 
-    ``max_support`` (k, optional) adds ``||c_j||_0 <= k`` to every column's
+    ``max_support`` (k) adds ``||c_j||_0 <= k`` to every column's
     simplex constraint: all C-steps project onto the k-sparse simplex
     (Kyrillidis et al. 2013). Segments between two k-sparse points can have 2k
     non-zeros, so the safeguard then only chooses between the ADMM result
     (``s = 1``) and the monotone projected-gradient step, both computed every
     outer iteration: whichever gives the lower ``J(., W_k)`` is kept (the ADMM
     result only if it lowers ``J``). Hence a relative change below ``tol``
-    means neither move found more descent (``extrapolate`` is unused).
+    means neither move found more descent. ``max_support=None`` (the plain simplex) runs here only by the
+    deprecated ``backend="sparse"``; its safeguard is the exact line search of the module docstring.
 
     ``search_every`` (s): the exact candidate search runs on the first outer
     iteration and then every s-th; the iterations in between reuse the last
     searched rows (plus the current support), so their steps are exact on
     that set and still never raise ``J``. The stopping rule is only met on a
     searched iteration: a small change on reused rows triggers a search.
-
-    ``backend="dense"`` / ``"cupy"`` hands the fit to :func:`~lfabench_plugins.aggregators.prolfa.dense.fit_dense`
-    (C held whole, on NumPy or a GPU): same model, start and stopping rule, another route.
-    ``backend="pairwise_fw"`` hands the plain-simplex fit to :func:`~lfabench_plugins.aggregators.prolfa.pairwise.fit_pairwise`
-    (block pairwise Frank-Wolfe, stopping on the Frank-Wolfe gap ``gap_tol``); ``"pairwise_fw_cupy"`` runs it on a GPU.
     """
-    opts = SolverOptions() if options is None else options
-    if opts.backend in ("pairwise_fw", "pairwise_fw_cupy"):
-        from .pairwise import fit_pairwise
-
-        return fit_pairwise(pb, opts, start)
-    if opts.backend != "sparse":
-        from .dense import fit_dense
-
-        return fit_dense(pb, opts, start)
     N, dbar, ksup = pb.n_descriptors, opts.n_prototypes, opts.max_support
     X32 = pb.X if pb.X.dtype == np.float32 else np.ascontiguousarray(pb.X, dtype=np.float32)
     t_start = time.perf_counter()
@@ -384,7 +371,7 @@ def fit_prolfa(pb: Problem, options: SolverOptions | None = None, start: Start |
     # column inexact); 4 max_support fresh rows per column keep most columns exact
     search = _Search(k_cand=opts.n_candidates if ksup is None else max(opts.n_candidates, 4 * ksup))
     converged, rel, it = False, np.inf, 0
-    stats = {"start": start_name, "backend": opts.backend, "admm_iters": [], "line_search_s": [], "steps": [],
+    stats = {"start": start_name, "admm_iters": [], "line_search_s": [], "steps": [],
              "dense_columns": 0, "c_trials": 0, "fallback_steps": 0, "face_s": [], "searches": 0, "widened": 0,
              "search_s": 0.0, "searched_iterations": []}
     for it in range(1, opts.max_iter + 1):

@@ -1,0 +1,126 @@
+"""A protocol's predictions as arrays (what ``predictions.npz`` beside a record holds), and every metric
+recomputed from them.
+
+An evaluator puts its predictions in ``Split.predictions`` (``lfabench.evaluate``): a dict of arrays whose
+``kind`` (a 0-d string array) names the layout. Two layouts, one per built-in protocol:
+
+``knn`` (:func:`knn_predictions`)
+    ``train_indices (n,)``, ``test_indices (t,)`` (dataset sample indices: the split), ``predicted (t,)``,
+    ``true (t,)`` (labels), ``counted_wrong (t,)`` bool (test samples without descriptors).
+``retrieval`` (:func:`retrieval_predictions`)
+    ``query_indices (q,)``; per query, flattened with ``(q + 1,)`` offsets: ``ranking`` /
+    ``ranking_offsets`` (the head of the query's ranking that precision@k reads, database sample indices,
+    best first: :func:`~lfabench.evaluation.ranking.ranking_prefix`), ``positives`` / ``positive_offsets``
+    with ``positive_ranks`` (each positive's 0-based place in the whole ranking, -1 if not ranked:
+    :func:`~lfabench.evaluation.ranking.ranks_of`), ``junk`` / ``junk_offsets`` with ``junk_ranks``;
+    ``scored_zero (q,)`` bool; ``precision_at (m,)``. The places give the AP in a database of any size
+    without storing whole rankings.
+
+:func:`recompute_metrics` turns either back into the metrics the evaluator reported, with the functions
+next to the metrics (:func:`~lfabench.evaluation.knn.accuracy_from_predictions`,
+:func:`~lfabench.evaluation.ranking.retrieval_metrics_from_rankings`); :func:`predictions_fingerprint`
+hashes them independently of how they were stored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from .knn import accuracy_from_predictions
+from .ranking import retrieval_metrics_from_rankings
+
+__all__ = ["KINDS", "knn_predictions", "retrieval_predictions", "recompute_metrics", "predictions_fingerprint"]
+
+#: The layouts :func:`recompute_metrics` reads, with the arrays each must hold.
+KINDS = {
+    "knn": ("train_indices", "test_indices", "predicted", "true", "counted_wrong"),
+    "retrieval": ("query_indices", "ranking", "ranking_offsets", "positives", "positive_offsets", "positive_ranks",
+                  "junk", "junk_offsets", "junk_ranks", "scored_zero", "precision_at"),
+}
+
+
+def _labels(y) -> np.ndarray:
+    y = np.asarray(y)
+    return y.astype(str) if y.dtype == object else y  # stored without pickle
+
+
+def knn_predictions(train_indices, test_indices, predicted, true, counted_wrong) -> dict[str, np.ndarray]:
+    """The ``knn`` layout (module docstring)."""
+    return {"kind": np.array("knn"), "train_indices": np.asarray(train_indices, dtype=np.int64),
+            "test_indices": np.asarray(test_indices, dtype=np.int64), "predicted": _labels(predicted),
+            "true": _labels(true), "counted_wrong": np.asarray(counted_wrong, dtype=bool)}
+
+
+def _flat(lists: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
+    offsets = np.zeros(len(lists) + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum([len(v) for v in lists])
+    flat = np.concatenate([np.asarray(v, dtype=np.int64) for v in lists]) if lists else np.empty(0, np.int64)
+    return flat.astype(np.int64, copy=False), offsets
+
+
+def _split(flat: np.ndarray, offsets: np.ndarray) -> list[np.ndarray]:
+    return [flat[offsets[i]:offsets[i + 1]] for i in range(offsets.size - 1)]
+
+
+def retrieval_predictions(query_indices, heads, positive_lists, positive_ranks, junk_lists, junk_ranks,
+                          scored_zero, precision_at) -> dict[str, np.ndarray]:
+    """The ``retrieval`` layout (module docstring): per query the head of its ranking, the positive and junk ids
+    and their places in the ranking."""
+    out = {"kind": np.array("retrieval"), "query_indices": np.asarray(query_indices, dtype=np.int64),
+           "scored_zero": np.asarray(scored_zero, dtype=bool),
+           "precision_at": np.asarray(list(precision_at), dtype=np.int64)}
+    for name, lists in (("ranking", heads), ("positive", positive_lists), ("junk", junk_lists)):
+        flat, offsets = _flat(lists)
+        out["positives" if name == "positive" else name] = flat
+        out[f"{name}_offsets"] = offsets
+    out["positive_ranks"], _ = _flat(positive_ranks)
+    out["junk_ranks"], _ = _flat(junk_ranks)
+    return out
+
+
+def _kind(arrays: Mapping[str, np.ndarray]) -> str:
+    if "kind" not in arrays:
+        raise ValueError("predictions have no 'kind' array")
+    kind = str(np.asarray(arrays["kind"]))
+    if kind not in KINDS:
+        raise ValueError(f"predictions of unknown kind {kind!r} (known: {', '.join(KINDS)})")
+    missing = [a for a in KINDS[kind] if a not in arrays]
+    if missing:
+        raise ValueError(f"{kind} predictions lack the array(s) {', '.join(missing)}")
+    return kind
+
+
+def recompute_metrics(arrays: Mapping[str, np.ndarray]) -> dict[str, float]:
+    """Every metric the evaluator reported, recomputed from its predictions (a ValueError for bad arrays)."""
+    kind = _kind(arrays)
+    if kind == "knn":
+        return {"accuracy": accuracy_from_predictions(arrays["predicted"], arrays["true"], arrays["counted_wrong"])}
+    for name, offsets in (("ranking", "ranking_offsets"), ("positives", "positive_offsets"), ("junk", "junk_offsets")):
+        off = np.asarray(arrays[offsets])
+        if (off.ndim != 1 or off.size != arrays["query_indices"].size + 1 or off[0] != 0
+                or off[-1] != arrays[name].size or np.any(np.diff(off) < 0)):
+            raise ValueError(f"retrieval predictions: {offsets} do not partition {name}")
+    for ids, places in (("positives", "positive_ranks"), ("junk", "junk_ranks")):
+        if arrays[places].shape != arrays[ids].shape:
+            raise ValueError(f"retrieval predictions: {places} has shape {arrays[places].shape}, {ids} "
+                             f"{arrays[ids].shape}")
+    return retrieval_metrics_from_rankings(_split(arrays["ranking"], arrays["ranking_offsets"]),
+                                           _split(arrays["positives"], arrays["positive_offsets"]),
+                                           _split(arrays["positive_ranks"], arrays["positive_offsets"]),
+                                           _split(arrays["junk"], arrays["junk_offsets"]),
+                                           _split(arrays["junk_ranks"], arrays["junk_offsets"]),
+                                           arrays["scored_zero"], [int(k) for k in arrays["precision_at"]])
+
+
+def predictions_fingerprint(arrays: Mapping[str, np.ndarray]) -> str:
+    """sha256 over the arrays' names, dtypes, shapes and bytes, in name order (not the file's bytes:
+    a compressed file also stores its write time)."""
+    h = hashlib.sha256()
+    for name in sorted(arrays):
+        a = np.ascontiguousarray(arrays[name])
+        h.update(f"{name}:{a.dtype.str}{a.shape}".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()

@@ -1,0 +1,230 @@
+"""Where a run came from: the code (version, revision, the diff of a dirty tree) and the environment.
+
+Everything here is read, never changed: the packages installed (``importlib.metadata``: a lock of every
+distribution and its version), the interpreter and OS, the CPU (model, the SIMD features NumPy dispatches
+on, ``/proc/cpuinfo``'s flags that OpenCV and OpenBLAS dispatch on), the BLAS/OpenMP libraries loaded and
+their thread counts (threadpoolctl), and the thread-count environment variables. A run record stores it
+under ``provenance`` (``docs/records.md``); :func:`missing_provenance` says what a record lacks for
+publishing.
+
+The code's identity: :func:`source_version` is setuptools-scm's version of the checkout the package runs
+from (it changes with every commit and with a dirty tree), the installed distribution's version elsewhere;
+:func:`source_state` gives the revision and, for a dirty tree, the diff against it (tracked changes plus
+untracked source files of the package folders), whose sha256 the record carries and whose text is kept
+beside it. Both, and the package lock, are read once per process: a process runs the code it imported, whatever changes
+on disk afterwards.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.metadata
+import os
+import platform
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ._version import __version__
+
+#: Folders of the checkout whose files decide what a run computes (untracked files there make a tree dirty).
+SOURCE_FOLDERS = ("lfabench", "plugins", "conf")
+#: Environment variables that set thread counts (they can change the floats: reduction order).
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
+                    "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS", "LFABENCH_N_JOBS")
+#: What a publishable record's ``provenance`` must hold.
+REQUIRED_PROVENANCE = ("lfabench_version", "git_revision", "dirty", "environment", "packages")
+REQUIRED_ENVIRONMENT = ("python", "os", "cpu_model", "cpu_simd", "threadpools")
+
+_GIT_TIMEOUT_S = 10
+
+
+def _git(root: Path, *args: str) -> subprocess.CompletedProcess | None:
+    try:
+        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, timeout=_GIT_TIMEOUT_S)
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+@functools.lru_cache(maxsize=1)
+def checkout_root() -> Path | None:
+    """The git checkout lfabench runs from (None when installed, or inside some unrelated repository)."""
+    here = Path(__file__).resolve().parent
+    top = _git(here, "rev-parse", "--show-toplevel")
+    if top is None or top.returncode != 0:
+        return None
+    root = Path(top.stdout.decode().strip())
+    return root if (root / "lfabench" / "provenance.py").resolve() == Path(__file__).resolve() else None
+
+
+@dataclass(frozen=True)
+class SourceState:
+    """The revision of the checkout and, when it differs from it, the diff (``b""`` for a clean tree)."""
+
+    revision: str | None
+    diff: bytes
+
+    @property
+    def dirty(self) -> bool:
+        return bool(self.diff)
+
+    @property
+    def diff_sha256(self) -> str | None:
+        return hashlib.sha256(self.diff).hexdigest() if self.diff else None
+
+
+def source_state(root: Path | None = None) -> SourceState:
+    """:func:`read_source_state` of ``root``; of lfabench's own checkout (read once per process) by default."""
+    return _own_source_state() if root is None else read_source_state(Path(root))
+
+
+@functools.lru_cache(maxsize=1)
+def _own_source_state() -> SourceState:
+    return read_source_state(None)
+
+
+def read_source_state(root: Path | None) -> SourceState:
+    """The checkout's HEAD and the diff that turns it into the tree that runs now.
+
+    The diff is ``git diff --binary HEAD`` (staged and unstaged changes of tracked files) followed by one
+    ``git diff --no-index`` per untracked, not ignored file under :data:`SOURCE_FOLDERS`: applying it
+    (``git apply``) to the revision gives back the code. Outside a checkout: ``SourceState(None, b"")``.
+    """
+    root = checkout_root() if root is None else Path(root)
+    if root is None:
+        return SourceState(None, b"")
+    head = _git(root, "rev-parse", "HEAD")
+    if head is None or head.returncode != 0:
+        return SourceState(None, b"")
+    tracked = _git(root, "diff", "--binary", "HEAD", "--")
+    parts = [tracked.stdout if tracked is not None and tracked.returncode == 0 else b""]
+    untracked = _git(root, "ls-files", "--others", "--exclude-standard", "-z", "--", *SOURCE_FOLDERS)
+    for name in sorted(n for n in (untracked.stdout.decode().split("\0") if untracked else []) if n):
+        added = _git(root, "diff", "--binary", "--no-index", "--", "/dev/null", name)
+        if added is not None:  # exit status 1: the files differ, as they must
+            parts.append(added.stdout)
+    return SourceState(head.stdout.decode().strip(), b"".join(parts))
+
+
+def _scm_settings(root: Path) -> dict[str, Any]:
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10: setuptools-scm depends on tomli there
+        import tomli as tomllib
+    with open(root / "pyproject.toml", "rb") as fh:
+        return dict(tomllib.load(fh).get("tool", {}).get("setuptools_scm", {}))
+
+
+@functools.lru_cache(maxsize=1)
+def source_version() -> str:
+    """lfabench's version as the code that runs now: setuptools-scm's, from the checkout (e.g.
+    ``0.1.dev412+gc39959b.d20260101`` when dirty), else the installed distribution's (itself computed by
+    setuptools-scm when it was built; ``fallback_version`` of ``pyproject.toml`` when built without git)."""
+    root = checkout_root()
+    if root is not None:
+        try:
+            from setuptools_scm import get_version
+
+            # the settings the build uses (pyproject.toml's [tool.setuptools_scm]), so both agree
+            return get_version(root=str(root), **_scm_settings(root))
+        except Exception:  # setuptools-scm absent or unable to read this checkout: the installed version
+            pass
+    return __version__
+
+
+def package_lock() -> dict[str, str]:
+    """Every installed distribution visible to this interpreter, ``{name: version}`` sorted by name
+    (normalized names, PEP 503; the first of duplicates on ``sys.path`` wins, as for imports). Read once
+    per process (reading every distribution's metadata takes ~0.2 s): a copy of that reading."""
+    return dict(_package_lock())
+
+
+@functools.lru_cache(maxsize=1)
+def _package_lock() -> dict[str, str]:
+    lock: dict[str, str] = {}
+    for dist in importlib.metadata.distributions():
+        name = dist.metadata.get("Name")
+        if not name:
+            continue
+        key = name.lower().replace("_", "-").replace(".", "-")
+        lock.setdefault(key, dist.version)
+    return dict(sorted(lock.items()))
+
+
+def lock_digest(lock: dict[str, str]) -> str:
+    """sha256 of a package lock as ``name==version`` lines: equal locks, equal digests."""
+    return hashlib.sha256("".join(f"{k}=={v}\n" for k, v in sorted(lock.items())).encode()).hexdigest()
+
+
+def _cpuinfo_value(key: str) -> str | None:
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith(key):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return None
+
+
+def cpu_features() -> dict[str, Any]:
+    """The CPU: model, NumPy's dispatch features present (``numpy __cpu_features__``), and every
+    ``/proc/cpuinfo`` flag (Linux; None elsewhere), sorted."""
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__
+    except ImportError:  # NumPy < 2
+        from numpy.core._multiarray_umath import __cpu_features__
+    flags = _cpuinfo_value("flags")
+    return {"cpu_model": _cpuinfo_value("model name") or platform.processor() or None,
+            "cpu_simd": sorted(k for k, v in __cpu_features__.items() if v),
+            "cpu_flags": sorted(flags.split()) if flags is not None else None,
+            "machine": platform.machine()}
+
+
+def threadpools() -> list[dict[str, Any]]:
+    """Each native thread pool loaded now (threadpoolctl): BLAS and OpenMP libraries, their version,
+    kernel architecture (OpenBLAS's ``Haswell``, ``SkylakeX``...) and thread count."""
+    from threadpoolctl import threadpool_info
+
+    keys = ("user_api", "internal_api", "prefix", "version", "architecture", "threading_layer", "num_threads")
+    return [{k: lib.get(k) for k in keys} for lib in threadpool_info()]
+
+
+def environment() -> dict[str, Any]:
+    """The interpreter, OS, CPU, thread pools and thread-count variables of this process."""
+    return {"python": platform.python_version(), "python_implementation": platform.python_implementation(),
+            "python_build": " ".join(platform.python_build()), "executable_prefix": sys.prefix != sys.base_prefix,
+            "os": platform.platform(), "system": platform.system(), "release": platform.release(),
+            **cpu_features(), "cpu_count": os.cpu_count(),
+            "affinity_cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+            "threadpools": threadpools(),
+            "thread_variables": {k: os.environ[k] for k in THREAD_VARIABLES if k in os.environ}}
+
+
+def collect(state: SourceState | None = None) -> dict[str, Any]:
+    """A record's ``provenance`` (without the diff file's name, which the recorder adds when it writes it)."""
+    state = source_state() if state is None else state
+    lock = package_lock()
+    return {"lfabench_version": source_version(), "installed_version": __version__,
+            "git_revision": state.revision, "dirty": state.dirty, "diff_sha256": state.diff_sha256,
+            "diff_file": None, "environment": environment(),
+            "packages": lock, "packages_sha256": lock_digest(lock)}
+
+
+def missing_provenance(record: dict) -> list[str]:
+    """What keeps a record from being published: a dirty tree, a missing revision, missing environment
+    fields. Empty for a complete record of a clean commit."""
+    prov = record.get("provenance")
+    if not isinstance(prov, dict):
+        return ["no provenance (a record of an older format)"]
+    problems = [f"provenance.{k} missing" for k in REQUIRED_PROVENANCE if prov.get(k) in (None, {}, "")]
+    env = prov.get("environment") if isinstance(prov.get("environment"), dict) else {}
+    problems += [f"provenance.environment.{k} missing" for k in REQUIRED_ENVIRONMENT
+                 if env and env.get(k) in (None, [], "")]
+    if prov.get("dirty"):
+        problems.append(f"dirty tree (revision {prov.get('git_revision')} plus a diff, sha256 "
+                        f"{str(prov.get('diff_sha256'))[:12]})")
+    return problems

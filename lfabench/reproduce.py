@@ -1,0 +1,113 @@
+"""``lfabench reproduce BOARD``: rerun records drawn at random from a board and say where each first differs.
+
+Each drawn record is run again from the current code with its stored config, setting, seed, time limit
+and isolation (:func:`lfabench.run.run_benchmark`, into a temporary folder), then compared stage by stage
+with the fingerprints the record stores (:mod:`lfabench.fingerprint`, pipeline order: descriptors,
+fitted arrays, features, predictions) and finally the metrics. Verdicts:
+
+* ``identical``: every fingerprint and every metric bit for bit;
+* ``differs at <stage>``: the first stage whose fingerprint differs (later stages then differ as a rule),
+  with the metrics of both runs;
+* ``metrics only``: a record of the older format (no fingerprints): the metrics compared alone;
+* ``failed``: the rerun raised (its message).
+
+By default the rerun reads descriptors and fitted arrays from the array cache where it holds them (fast; a
+cache entry of another machine is not there); ``use_cache=False`` recomputes everything.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .fingerprint import STAGES
+from .leaderboard.tables import find_records
+from .record import read_record
+from .run import run_benchmark
+
+
+@dataclass
+class Outcome:
+    """What rerunning one record gave."""
+
+    path: str
+    verdict: str                       # identical, differs at <stage>, metrics only, failed
+    first_difference: str | None = None
+    metrics_before: dict = field(default_factory=dict)
+    metrics_after: dict = field(default_factory=dict)
+    detail: str = ""
+
+    @property
+    def identical(self) -> bool:
+        return self.verdict == "identical"
+
+    def __str__(self) -> str:
+        changed = {k: (v, self.metrics_after.get(k)) for k, v in self.metrics_before.items()
+                   if self.metrics_after.get(k) != v}
+        metrics = "; ".join(f"{k} {a!r} -> {b!r}" for k, (a, b) in changed.items()) or "metrics identical"
+        return f"{self.verdict}: {self.path}" + ("" if self.identical else f" ({metrics}{self.detail})")
+
+
+def draw(records: list[Path], n: int, seed: int) -> list[Path]:
+    """``n`` records drawn without replacement by ``numpy.random.default_rng(seed)`` from the sorted list."""
+    records = sorted(records)
+    if n >= len(records):
+        return records
+    picked = np.random.default_rng(seed).choice(len(records), size=n, replace=False)
+    return [records[i] for i in sorted(picked)]
+
+
+def compare(before: dict, after: dict, path: str) -> Outcome:
+    """The verdict for a record (``before``) and its rerun's record (``after``)."""
+    m0, m1 = before.get("metrics") or {}, after.get("metrics") or {}
+    f0, f1 = before.get("fingerprints"), after.get("fingerprints") or {}
+    if not f0:
+        return Outcome(path, "metrics only" if m0 == m1 else "differs at metrics", None if m0 == m1 else "metrics",
+                       m0, m1, "; an old-format record: no fingerprints to compare stages")
+    for stage in STAGES:
+        if f0.get(stage) is not None and f0.get(stage) != f1.get(stage):
+            return Outcome(path, f"differs at {stage}", stage, m0, m1)
+    if m0 != m1:
+        return Outcome(path, "differs at metrics", "metrics", m0, m1)
+    return Outcome(path, "identical", None, m0, m1)
+
+
+def rerun(path: Path, use_cache: bool = True, quiet: bool = True) -> Outcome:
+    """Rerun one record's config with the current code into a temporary folder and compare (:func:`compare`)."""
+    rec = read_record(path)
+    cfg = dict(rec["config"])
+    if not use_cache:
+        cfg["cache"] = False
+        cfg["cache_descriptors"] = False
+    with tempfile.TemporaryDirectory(prefix="lfabench-reproduce-") as tmp:
+        sink = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(sink) if quiet else contextlib.nullcontext():
+                after = run_benchmark(cfg, Path(tmp) / "run", setting=rec.get("setting") or None,
+                                      time_limit_s=rec.get("time_limit_s"), isolate=rec.get("isolate") or "none")
+        except Exception as exc:  # the rerun's failure is the finding, reported per record
+            return Outcome(str(path), "failed", None, rec.get("metrics") or {}, {},
+                           f"; {type(exc).__name__}: {exc}")
+        return compare(rec, after, str(path))
+
+
+def reproduce_board(board_dir: Path | str, sample: int = 5, seed: int = 0, use_cache: bool = True,
+                    progress=None) -> list[Outcome]:
+    """Rerun ``sample`` successful records drawn (``seed``) from ``board_dir`` (its ``records/`` when present)."""
+    board_dir = Path(board_dir)
+    root = board_dir / "records" if (board_dir / "records").is_dir() else board_dir
+    ok = [p for p in find_records([root]) if read_record(p)["status"] == "ok"]
+    if not ok:
+        raise ValueError(f"{root}: no successful run records to reproduce")
+    outcomes = []
+    for path in draw(ok, sample, seed):
+        outcome = rerun(path, use_cache=use_cache)
+        outcomes.append(outcome)
+        if progress is not None:
+            progress(outcome)
+    return outcomes

@@ -1,0 +1,264 @@
+"""``lfabench verify BOARD``: check a published board from its files alone, recomputing without rerunning.
+
+For each board in the folder (one per ``<name>-outputs.txt``) and every record under ``BOARD/records``:
+
+1. the record is valid (:func:`lfabench.record.validate_record`: format, types, finite metrics in range);
+2. it is of the current format (a schema-1 record has no digest, predictions or provenance: reported
+   as old-format), from a clean commit with complete provenance
+   (:func:`lfabench.provenance.missing_provenance`; ``allow_unclean``: a note);
+3. its ``digest`` is the sha256 of its canonical content; ``predictions.npz`` and ``source.diff.gz`` have
+   the sha256 the record names; the predictions' fingerprint is the record's;
+4. every metric recomputes from the predictions (:func:`lfabench.evaluation.recompute_metrics`) to the
+   recorded value, and no metric is left unrecomputed;
+5. the board's record manifest (``<name>-records.json``) lists exactly these records with these digests;
+6. a rebuild from the records (into a temporary copy laid out as the board was, with the command the
+   manifest states) writes every file of the board byte for byte (the page's generation time aside):
+   each cell follows from the metrics.
+
+Each discrepancy is one :class:`Finding` naming the file and the field. Records without predictions (an
+evaluator that gives none) cannot be recomputed: a note, not a discrepancy.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import hashlib
+import math
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .evaluation.predictions import predictions_fingerprint, recompute_metrics
+from .leaderboard import build_leaderboard
+from .leaderboard.manifest import manifest_path, read_manifest
+from .leaderboard.tables import find_records
+from .provenance import missing_provenance
+from .record import (DIFF_FILE, RESULT_FILE, SCHEMA_VERSION, content_digest, file_sha256, load_predictions,
+                     read_record)
+
+#: Relative tolerance of a recomputed metric: the evaluators' own arithmetic, so equal to the last bits;
+#: a JSON round trip of a float is exact, the margin only absorbs another summation order of the mean.
+METRIC_RTOL = 1e-12
+
+
+@dataclass
+class Finding:
+    """One discrepancy (or, with ``note``, something unverifiable that is not one) in a file."""
+
+    path: str
+    field: str
+    problem: str
+    note: bool = False
+
+    def __str__(self) -> str:
+        return f"{'note' if self.note else 'FAIL'}: {self.path}: {self.field}: {self.problem}"
+
+
+@dataclass
+class Report:
+    findings: list[Finding] = field(default_factory=list)
+    n_records: int = 0
+    n_recomputed: int = 0
+    boards: list[str] = field(default_factory=list)
+
+    @property
+    def failures(self) -> list[Finding]:
+        return [f for f in self.findings if not f.note]
+
+    def add(self, path, field_name: str, problem: str, note: bool = False) -> None:
+        self.findings.append(Finding(str(path), field_name, problem, note))
+
+
+def _close(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=METRIC_RTOL, abs_tol=0.0)
+
+
+def check_record_files(path: Path, report: Report, allow_old_format: bool = False,
+                       allow_unclean: bool = False) -> dict | None:
+    """Checks 1-4 of the module docstring for one ``result.json``; returns the record when it is readable."""
+    try:
+        rec = read_record(path)
+    except ValueError as exc:
+        report.add(path, "record", str(exc).removeprefix(f"{path}: "))
+        return None
+    if rec["schema_version"] < SCHEMA_VERSION:
+        report.add(path, "schema_version", f"old-format record (schema_version {rec['schema_version']}): no "
+                   f"digest, predictions or provenance; republish it from a clean commit", note=allow_old_format)
+        return rec
+    unclean = missing_provenance(rec)
+    if unclean:
+        report.add(path, "provenance", "unclean record: " + "; ".join(unclean), note=allow_unclean)
+    if rec.get("digest") != content_digest(rec):
+        report.add(path, "digest", "does not match the record's content (the record was changed after it was "
+                   "written)" if rec.get("digest") else "missing")
+    prov = rec.get("provenance") or {}
+    if prov.get("dirty"):
+        diff = path.parent / (prov.get("diff_file") or DIFF_FILE)
+        try:
+            text = gzip.decompress(diff.read_bytes())
+            if hashlib.sha256(text).hexdigest() != prov.get("diff_sha256"):
+                report.add(diff, "provenance.diff_sha256", "the stored diff is not the one the record names")
+        except (OSError, EOFError, gzip.BadGzipFile) as exc:
+            report.add(diff, "provenance.diff_file", f"the dirty tree's diff is missing or unreadable ({exc})")
+    if rec["status"] != "ok":
+        return rec
+    pred = rec.get("predictions")
+    if pred is None:
+        report.add(path, "predictions", "none stored (the evaluator gives none): metrics not recomputed", note=True)
+        return rec
+    ppath = path.parent / str(pred.get("file"))
+    if not ppath.is_file():
+        report.add(ppath, "predictions.file", "missing")
+        return rec
+    if file_sha256(ppath) != pred.get("sha256"):
+        report.add(ppath, "predictions.sha256", "the file is not the one the record names (changed or replaced)")
+    try:
+        arrays = load_predictions(ppath)
+        if (rec.get("fingerprints") or {}).get("predictions") not in (None, predictions_fingerprint(arrays)):
+            report.add(ppath, "fingerprints.predictions", "the predictions' content differs from the record's")
+        recomputed = recompute_metrics(arrays)
+    except ValueError as exc:
+        report.add(ppath, "predictions", str(exc))
+        return rec
+    report.n_recomputed += 1
+    for name, value in rec["metrics"].items():
+        if name not in recomputed:
+            report.add(path, f"metrics.{name}", "not recomputable from the stored predictions")
+        elif not _close(recomputed[name], value):
+            report.add(path, f"metrics.{name}", f"recorded {value!r}, the predictions give {recomputed[name]!r}")
+    for name in sorted(set(recomputed) - set(rec["metrics"])):
+        report.add(path, f"metrics.{name}", "the predictions give it, the record lacks it")
+    return rec
+
+
+def board_names(board_dir: Path) -> list[str]:
+    """The boards built into ``board_dir`` (one per ``<name>-outputs.txt``)."""
+    return sorted(p.name.removesuffix("-outputs.txt") for p in board_dir.glob("*-outputs.txt"))
+
+
+@contextlib.contextmanager
+def _working_dir(path: Path):
+    old = os.getcwd()
+    os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(old)
+
+
+def _build_root(board_dir: Path, board_as_seen: str) -> Path | None:
+    """The folder the board was built from: ``board_dir`` minus the relative path the manifest saw it as."""
+    seen = Path(board_as_seen)
+    if seen.is_absolute():
+        return None
+    parts = board_dir.resolve().parts
+    if seen.parts and parts[len(parts) - len(seen.parts):] != seen.parts:
+        return None
+    return Path(*parts[:len(parts) - len(seen.parts)]) if seen.parts != (".",) else board_dir.resolve()
+
+
+def check_rebuild(board_dir: Path, name: str, manifest: dict, report: Report) -> None:
+    """Check 6: rebuild into a temporary copy of the board's layout and compare every output, byte for byte."""
+    root = _build_root(board_dir, manifest.get("board", ""))
+    records_dir = board_dir / "records"
+    if root is None or not records_dir.is_dir():
+        report.add(manifest_path(board_dir, name), "board", "not rebuilt: the records do not lie in the board's "
+                   "records/ folder, or the manifest names it by an absolute path")
+        return
+    listed = (board_dir / f"{name}-outputs.txt").read_text().split()
+    rel_board = board_dir.resolve().relative_to(root)
+    with tempfile.TemporaryDirectory(prefix="lfabench-verify-") as tmp:
+        tmp_root = Path(tmp)
+        shutil.copytree(records_dir, tmp_root / rel_board / "records", symlinks=False,
+                        ignore=shutil.ignore_patterns(".lfabench-run.lock"))
+        with _working_dir(tmp_root):
+            try:
+                build_leaderboard(manifest["sources"], rel_board, name, command=manifest["command"])
+            except Exception as exc:  # a board that cannot be rebuilt is itself the finding
+                report.add(board_dir, "rebuild", f"the rebuild failed: {type(exc).__name__}: {exc}")
+                return
+        rebuilt_dir = tmp_root / rel_board
+        rebuilt = set((rebuilt_dir / f"{name}-outputs.txt").read_text().split())
+        for missing in sorted(set(listed) - rebuilt):
+            report.add(board_dir / missing, "file", "listed in the board but not written by a rebuild")
+        for extra in sorted(rebuilt - set(listed)):
+            report.add(board_dir / extra, "file", "a rebuild writes it but the board lacks it")
+        for fname in sorted(rebuilt & set(listed)):
+            ours, theirs = board_dir / fname, rebuilt_dir / fname
+            if not ours.is_file():
+                report.add(ours, "file", "missing")
+            elif _comparable(ours) != _comparable(theirs):
+                report.add(ours, _first_difference(ours, theirs), "differs from what a rebuild from the records "
+                           "writes")
+
+
+#: The one thing a rebuild cannot write again: the time the static page states it was generated.
+_PAGE_STAMP = re.compile(rb"Generated [0-9T:+.-]+ by ")
+
+
+def _comparable(path: Path) -> bytes:
+    """A board file's bytes, the page's generation time blanked."""
+    data = path.read_bytes()
+    return _PAGE_STAMP.sub(b"Generated (time) by ", data) if path.suffix == ".html" else data
+
+
+def _first_difference(ours: Path, theirs: Path) -> str:
+    """``line N`` of the first differing line of two text files (``content`` for binary files)."""
+    if ours.suffix not in (".md", ".csv", ".json", ".txt", ".html"):
+        return "content"
+    a, b = ours.read_text(errors="replace").split("\n"), theirs.read_text(errors="replace").split("\n")
+    for i, (x, y) in enumerate(zip(a, b), 1):
+        if x != y:
+            return f"line {i}"
+    return f"line {min(len(a), len(b)) + 1}"
+
+
+def verify_board(board_dir: Path | str, allow_old_format: bool = False, rebuild: bool = True,
+                 allow_unclean: bool = False) -> Report:
+    """Every check of the module docstring for the board(s) in ``board_dir``."""
+    board_dir = Path(board_dir)
+    report = Report()
+    if not board_dir.is_dir():
+        report.add(board_dir, "board", "no such folder")
+        return report
+    records = find_records([board_dir / "records"]) if (board_dir / "records").is_dir() else []
+    if not records:
+        report.add(board_dir, "records", "no records/ folder with run records: nothing to verify")
+    digests = {}
+    for path in records:
+        report.n_records += 1
+        rec = check_record_files(path, report, allow_old_format, allow_unclean)
+        if rec is not None:
+            digests[path.relative_to(board_dir.resolve()).as_posix()] = rec.get("digest")
+    names = board_names(board_dir)
+    report.boards = names
+    if not names:
+        report.add(board_dir, "board", "no <name>-outputs.txt: not a board built by lfabench leaderboard")
+    for name in names:
+        mpath = manifest_path(board_dir, name)
+        if not mpath.is_file():
+            report.add(mpath, "manifest", "missing: a board of the older format (republish it)", note=allow_old_format)
+            continue
+        try:
+            manifest = read_manifest(mpath)
+        except ValueError as exc:
+            report.add(mpath, "manifest", str(exc).removeprefix(f"{mpath}: "))
+            continue
+        listed = {e.get("path"): e.get("digest") for e in manifest["records"] if isinstance(e, dict)}
+        for rel in sorted(set(digests) - set(listed)):
+            report.add(board_dir / rel, "manifest", f"a record the board's manifest ({mpath.name}) does not list")
+        for rel in sorted(set(listed) - set(digests)):
+            report.add(board_dir / rel, "manifest", f"listed in {mpath.name} but absent")
+        for rel in sorted(set(listed) & set(digests)):
+            if listed[rel] != digests[rel]:
+                report.add(board_dir / rel, "digest", f"not the digest {mpath.name} lists for it")
+        if rebuild:
+            check_rebuild(board_dir, name, manifest, report)
+    return report
+
+
+__all__ = ["Finding", "Report", "verify_board", "check_record_files", "RESULT_FILE"]

@@ -1,0 +1,73 @@
+"""`lfabench reproduce` reruns real digits records: identical here, and names the first stage that differs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from lfabench.reproduce import compare, draw, reproduce_board
+from lfabench.run import run_benchmark
+
+from conftest import run_cli
+
+
+def _run(root, seed, n_clusters=8, patch=None):
+    cfg = {"dataset": {"name": "digits", "params": {"n_samples": 150}},
+           "descriptor": {"name": "patches", "params": dict(patch or {})},
+           "aggregator": {"name": "bow", "params": {"n_clusters": n_clusters, "random_state": seed}},
+           "evaluator": {"name": "knn", "params": {"k": 1}}, "seed": seed, "cache": False}
+    setting = dict(cfg, aggregator={"name": "bow", "params": {"n_clusters": n_clusters, "random_state": "${seed}"}})
+    setting.pop("seed")
+    run_benchmark(cfg, root / "records" / "g" / f"s{seed}", setting=setting)
+    return root / "records" / "g" / f"s{seed}" / "result.json"
+
+
+@pytest.fixture(scope="module")
+def board(tmp_path_factory):
+    root = tmp_path_factory.mktemp("reproduce")
+    for seed in (0, 1, 2):
+        _run(root, seed)
+    return root
+
+
+def test_reruns_of_a_real_board_are_identical(board):
+    outcomes = reproduce_board(board, sample=2, seed=3, use_cache=False)
+    assert len(outcomes) == 2 and all(o.identical for o in outcomes), [str(o) for o in outcomes]
+    assert [o.path for o in outcomes] == [str(p) for p in draw(sorted(board.glob("records/**/result.json")), 2, 3)]
+
+
+def test_the_first_differing_stage_is_named(board, tmp_path):
+    path = sorted(board.glob("records/**/result.json"))[0]
+    rec = json.loads(path.read_text())
+    # the record claims another codebook size than the one its fingerprints came from: descriptors agree, the
+    # fitted codebook is the first to differ
+    other = json.loads(json.dumps(rec))
+    other["config"]["aggregator"]["params"]["n_clusters"] = 9
+    copy = tmp_path / "b" / "records" / "r" / "result.json"
+    copy.parent.mkdir(parents=True)
+    copy.write_text(json.dumps(other))
+    (outcome,) = reproduce_board(tmp_path / "b", sample=1)
+    assert outcome.verdict == "differs at fitted" and outcome.first_difference == "fitted"
+    # another descriptor setting: the descriptors already differ
+    other = json.loads(json.dumps(rec))
+    other["config"]["descriptor"]["params"]["patch_size"] = 5
+    copy.write_text(json.dumps(other))
+    (outcome,) = reproduce_board(tmp_path / "b", sample=1)
+    assert outcome.verdict == "differs at descriptors"
+
+
+def test_compare_by_hand():
+    fp = {"descriptors": "a", "fitted": "b", "features": "c", "predictions": "d"}
+    rec = {"metrics": {"accuracy": 50.0}, "fingerprints": fp}
+    assert compare(rec, dict(rec), "x").verdict == "identical"
+    assert compare(rec, {"metrics": {"accuracy": 50.0}, "fingerprints": dict(fp, features="z", predictions="y")},
+                   "x").first_difference == "features"
+    assert compare(rec, {"metrics": {"accuracy": 51.0}, "fingerprints": fp}, "x").verdict == "differs at metrics"
+    old = {"metrics": {"accuracy": 50.0}}
+    assert compare(old, rec, "x").verdict == "metrics only"
+
+
+def test_cli_reports_and_exits_0_when_identical(board, tmp_path):
+    proc = run_cli(["reproduce", str(board), "--sample", "1", "--seed", "0"], cwd=tmp_path)
+    assert "1 of 1 identical" in proc.stdout and "identical: " in proc.stdout

@@ -1,0 +1,185 @@
+"""`lfabench verify` passes on a board published from real runs and names the file of any single change."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import re
+import shutil
+
+import numpy as np
+import pytest
+
+from lfabench.leaderboard.publish import UncleanRecords, publish_records
+from lfabench.record import content_digest, load_predictions, save_predictions
+from lfabench.run import run_benchmark
+from lfabench.verify import verify_board
+
+from conftest import run_cli
+
+
+def _cfg(seed, n_clusters):
+    return {"dataset": {"name": "digits", "params": {"n_samples": 200}},
+            "descriptor": {"name": "patches", "params": {}},
+            "aggregator": {"name": "bow", "params": {"n_clusters": n_clusters, "random_state": seed}},
+            "evaluator": {"name": "knn", "params": {"k": 1}}, "seed": seed}
+
+
+@pytest.fixture(scope="module")
+def board(tmp_path_factory):
+    """A board published from four real runs (two settings, two seeds), built as `lfabench leaderboard` does."""
+    root = tmp_path_factory.mktemp("verify")
+    for seed in (0, 1):
+        for k in (8, 16):
+            cfg = _cfg(seed, k)
+            setting = dict(cfg, aggregator={"name": "bow", "params": {"n_clusters": k, "random_state": "${seed}"}})
+            run_benchmark(cfg, root / "sweep" / "g" / f"k{k}_s{seed}", setting=setting)
+    board = root / "boards" / "demo"
+    # the test tree is a working copy: its records may be dirty, published here only with the override
+    publish_records([root / "sweep"], board, allow_unclean=True)
+    run_cli(["leaderboard", "boards/demo/records", "--out", "boards/demo", "--name", "demo"], cwd=root)
+    return board
+
+
+def _copy(board, tmp_path):
+    dest = tmp_path / "boards" / "demo"
+    shutil.copytree(board, dest)
+    return dest
+
+
+def _failures(board):
+    # the board's records may come from this dirty working tree: that is tested apart (test_unclean_...)
+    return [str(f) for f in verify_board(board, allow_unclean=True).failures]
+
+
+def test_a_published_board_verifies(board):
+    report = verify_board(board, allow_unclean=True)
+    assert report.failures == [], "\n".join(map(str, report.failures))
+    assert report.n_records == 4 and report.n_recomputed == 4 and report.boards == ["demo"]
+    manifest = json.loads((board / "demo-records.json").read_text())
+    assert len(manifest["records"]) == 4 and all(len(e["digest"]) == 64 for e in manifest["records"])
+
+
+def test_one_changed_metric_fails_naming_the_record(board, tmp_path):
+    copy = _copy(board, tmp_path)
+    path = sorted(copy.glob("records/**/result.json"))[0]
+    rec = json.loads(path.read_text())
+    rec["metrics"]["accuracy"] = rec["metrics"]["accuracy"] + 1.0
+    path.write_text(json.dumps(rec, indent=2))
+    fails = _failures(copy)
+    assert any(str(path) in f and "digest" in f for f in fails)
+    assert any(str(path) in f and "metrics.accuracy" in f and "the predictions give" in f for f in fails)
+    # a forger who also recomputes the digest is still caught by the manifest and the rebuilt board
+    rec["digest"] = content_digest(rec)
+    path.write_text(json.dumps(rec, indent=2))
+    fails = _failures(copy)
+    assert any(str(path) in f and "metrics.accuracy" in f for f in fails)
+    assert any(str(path) in f and "demo-records.json" in f for f in fails)
+    assert any("demo.csv" in f and "differs from what a rebuild" in f for f in fails)
+
+
+def test_one_changed_prediction_fails_naming_the_file(board, tmp_path):
+    copy = _copy(board, tmp_path)
+    ppath = sorted(copy.glob("records/**/predictions.npz"))[0]
+    arrays = load_predictions(ppath)
+    arrays["predicted"] = arrays["predicted"].copy()
+    i = int(np.flatnonzero((arrays["predicted"] == arrays["true"]) & ~arrays["counted_wrong"])[0])
+    arrays["predicted"][i] = arrays["true"][i] + 1  # one correctly classified test sample now wrong
+    save_predictions(ppath, arrays)
+    fails = _failures(copy)
+    assert any(str(ppath) in f and "predictions.sha256" in f for f in fails)
+    assert any(str(ppath.parent / "result.json") in f and "metrics.accuracy" in f for f in fails)
+    assert any(str(ppath) in f and "fingerprints.predictions" in f for f in fails)
+
+
+def test_one_changed_board_cell_fails_naming_the_file(board, tmp_path):
+    copy = _copy(board, tmp_path)
+    md = copy / "demo.md"
+    lines = md.read_text().split("\n")
+    score = r"\|(\s+)(\d+\.\d\d) ±"  # the first score cell (mean ± std)
+    n = next(i for i, line in enumerate(lines) if re.search(score, line))
+    lines[n] = re.sub(score, lambda m: f"|{m[1]}{float(m[2]) + 0.01:.2f} ±", lines[n], count=1)
+    md.write_text("\n".join(lines))
+    assert _failures(copy) == [f"FAIL: {md}: line {n + 1}: differs from what a rebuild from the records writes"]
+
+
+def test_a_changed_diff_and_a_missing_record_are_named(board, tmp_path):
+    copy = _copy(board, tmp_path)
+    diffs = sorted(copy.glob("records/**/source.diff.gz"))
+    if diffs:  # the tree the tests run from is dirty: its records carry the diff
+        diffs[0].write_bytes(gzip.compress(b"another diff\n"))
+        assert any(str(diffs[0]) in f and "diff_sha256" in f for f in _failures(copy))
+    gone = sorted(copy.glob("records/**/result.json"))[-1]
+    shutil.rmtree(gone.parent)
+    assert any(str(gone) in f and "listed in demo-records.json but absent" in f for f in _failures(copy))
+
+
+def test_old_format_records_are_reported(board, tmp_path):
+    copy = _copy(board, tmp_path)
+    path = sorted(copy.glob("records/**/result.json"))[0]
+    rec = json.loads(path.read_text())
+    rec["schema_version"] = 1
+    path.write_text(json.dumps(rec))
+    assert any(str(path) in f and "old-format record" in f for f in _failures(copy))
+    proc = run_cli(["verify", str(copy), "--allow-unclean-records"], cwd=tmp_path, check=False)
+    assert proc.returncode == 1 and "old-format record" in proc.stderr and "Traceback" not in proc.stderr
+    assert run_cli(["verify", str(board), "--allow-unclean-records"], cwd=tmp_path).returncode == 0
+    proc = run_cli(["verify", str(tmp_path / "nowhere")], cwd=tmp_path, check=False)
+    assert proc.returncode == 2 and "no board folder at" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_publishing_refuses_dirty_records_unless_allowed(board, tmp_path):
+    src = sorted(board.glob("records/**/result.json"))[0]
+    run = tmp_path / "sweep" / "g" / "r"
+    run.mkdir(parents=True)
+    rec = json.loads(src.read_text())
+    rec["provenance"]["dirty"], rec["provenance"]["diff_sha256"] = True, "0" * 64
+    rec.pop("publication", None)
+    (run / "result.json").write_text(json.dumps(rec))
+    shutil.copy(src.parent / "predictions.npz", run / "predictions.npz")
+    with pytest.raises(UncleanRecords, match=f"{run / 'result.json'}: dirty tree"):
+        publish_records([tmp_path / "sweep"], tmp_path / "b")
+    rec["provenance"]["dirty"], rec["provenance"]["diff_sha256"] = False, None
+    rec["provenance"]["environment"] = {}
+    (run / "result.json").write_text(json.dumps(rec))
+    with pytest.raises(UncleanRecords, match="provenance.environment missing"):
+        publish_records([tmp_path / "sweep"], tmp_path / "b")
+    rec["provenance"] = json.loads(src.read_text())["provenance"] | {"dirty": False, "diff_sha256": None}
+    (run / "result.json").write_text(json.dumps(rec))
+    report = publish_records([tmp_path / "sweep"], tmp_path / "b")  # clean and complete: published
+    (dest,) = report.written
+    published = json.loads(dest.read_text())
+    assert "publication" not in published and published["digest"] == content_digest(published)
+    assert np.array_equal(load_predictions(dest.parent / "predictions.npz")["predicted"],
+                          load_predictions(src.parent / "predictions.npz")["predicted"])
+
+
+def test_unclean_rows_are_marked_on_the_board(board):
+    recs = [json.loads(p.read_text()) for p in board.glob("records/**/result.json")]
+    if all("publication" not in r for r in recs):
+        pytest.skip("the tests run from a clean commit: no unclean record to mark")
+    assert "(unclean record)" in (board / "demo.md").read_text()
+
+
+def test_unclean_records_fail_verify_unless_allowed(board, tmp_path):
+    copy = _copy(board, tmp_path)
+    path = sorted(copy.glob("records/**/result.json"))[0]
+    for other in copy.glob("records/**/result.json"):  # every record made clean ...
+        r = json.loads(other.read_text())
+        r["provenance"].update(dirty=False, diff_sha256=None, diff_file=None)
+        r.pop("publication", None)
+        r["digest"] = content_digest(r)
+        other.write_text(json.dumps(r, indent=2))
+    run_cli(["leaderboard", "boards/demo/records", "--out", "boards/demo", "--name", "demo"], cwd=tmp_path)
+    assert verify_board(copy).failures == []
+    r = json.loads(path.read_text())  # ... then one of them dirty, its digest and the board made to match
+    r["provenance"].update(dirty=True, diff_sha256=hashlib.sha256(b"d").hexdigest(), diff_file="source.diff.gz")
+    (path.parent / "source.diff.gz").write_bytes(gzip.compress(b"d"))
+    r["digest"] = content_digest(r)
+    path.write_text(json.dumps(r, indent=2))
+    run_cli(["leaderboard", "boards/demo/records", "--out", "boards/demo", "--name", "demo"], cwd=tmp_path)
+    assert [str(f) for f in verify_board(copy).failures] == [
+        f"FAIL: {path}: provenance: unclean record: dirty tree (revision {r['provenance']['git_revision']} plus a "
+        f"diff, sha256 {r['provenance']['diff_sha256'][:12]})"]
+    assert verify_board(copy, allow_unclean=True).failures == []
