@@ -47,6 +47,9 @@ class RetrievalGroundTruth:
     the indices of the samples that are ranked (default: all).
     ``exclude_query_from_ranking`` implements the Holidays rule (the query is
     removed from its own ranked list).
+    ``difficulty`` (the Revisited Oxford/Paris annotation, Radenović et al. 2018), when given, holds
+    ``{"easy": [...], "hard": [...]}`` per query (``positives[q]`` is then easy + hard, ``junk[q]`` the
+    junk list); :mod:`lfabench.evaluation.revisited` scores its Easy, Medium and Hard setups.
     """
 
     queries: np.ndarray
@@ -55,6 +58,7 @@ class RetrievalGroundTruth:
     bboxes: list[tuple[float, float, float, float] | None] | None = None
     database: np.ndarray | None = None
     exclude_query_from_ranking: bool = False
+    difficulty: dict[str, list[np.ndarray]] | None = None
 
     def __post_init__(self):
         self.queries = np.asarray(self.queries, dtype=np.int64)
@@ -64,6 +68,11 @@ class RetrievalGroundTruth:
                              f"{len(self.junk)} junk lists")
         self.positives = [np.asarray(p, dtype=np.int64) for p in self.positives]
         self.junk = [np.asarray(j, dtype=np.int64) for j in self.junk]
+        if self.difficulty is not None:
+            if set(self.difficulty) != {"easy", "hard"} or any(len(v) != n for v in self.difficulty.values()):
+                raise ValueError(f"ground truth: difficulty must hold 'easy' and 'hard' lists for each of {n} queries")
+            self.difficulty = {k: [np.asarray(v, dtype=np.int64) for v in lists]
+                               for k, lists in self.difficulty.items()}
 
 
 @dataclass
@@ -169,6 +178,10 @@ class Dataset:
                 h.update(gt.queries.tobytes())
                 for p, j in zip(gt.positives, gt.junk):
                     h.update(p.tobytes() + b"|" + j.tobytes() + b";")
+                for key in sorted(gt.difficulty or {}):  # absent: the fingerprint of every older dataset is kept
+                    h.update(key.encode() + b"".join(v.tobytes() + b";" for v in gt.difficulty[key]))
+                if gt.database is not None and np.asarray(gt.database).size != self.n_samples:
+                    h.update(b"database" + np.asarray(gt.database, dtype=np.int64).tobytes())
             if self.images is not None:
                 for item in self.images:
                     if isinstance(item, np.ndarray):

@@ -9,6 +9,43 @@ from typing import Any, Callable
 KINDS = ("aggregator", "descriptor", "dataset", "evaluator")
 
 
+@dataclass(frozen=True)
+class DatasetProtocol:
+    """A dataset's own protocol: what ``lfabench run dataset=<name>`` composes unless told otherwise.
+
+    Parameters
+    ----------
+    task : {"classification", "retrieval"}
+        What the dataset's samples are scored on; an evaluator of another task is refused before any
+        work. A dataset whose task is a parameter (``synthetic``'s ``task``) is read from that parameter.
+    descriptor, evaluator : str, optional
+        The plugin names the run composes when the command line (or a preset) names none
+        (``oxford5k``: ``sift`` and ``retrieval``).
+    max_keypoints : dict, optional
+        The per-image cap of a descriptor on this dataset, ``{descriptor name: cap}``
+        (the paper: 300 DAISY on Oxford5k and Holidays, 150 on Fifteen Scene and VOC; 90 SIFT everywhere).
+        Composed as ``descriptor.params.max_keypoints`` when that descriptor is chosen; an explicit
+        ``descriptor.params.max_keypoints=...`` still wins.
+    """
+
+    task: str
+    descriptor: str | None = None
+    evaluator: str | None = None
+    max_keypoints: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.task not in ("classification", "retrieval"):
+            raise ValueError(f"protocol task must be 'classification' or 'retrieval', got {self.task!r}")
+        bad = {k: v for k, v in self.max_keypoints.items() if not isinstance(v, int) or isinstance(v, bool) or v < 1}
+        if bad:
+            raise ValueError(f"protocol max_keypoints must map descriptor names to caps >= 1, got {bad}")
+
+    def task_for(self, params: dict | None) -> str:
+        """The task of the dataset built with ``params`` (a ``task`` parameter overrides the declared one)."""
+        task = (params or {}).get("task", self.task)
+        return task if isinstance(task, str) else self.task
+
+
 def default_params(factory: Callable, opt_in: tuple[str, ...] = ()) -> dict[str, Any]:
     """The keyword defaults of ``factory``'s signature (a class's ``__init__``).
 
@@ -49,6 +86,9 @@ class PluginSpec:
         (:class:`lfabench.download.Resource`: URL, file name, checksum, where to extract).
     manual : str, optional
         Datasets only: how to get the data by hand when it cannot be downloaded.
+    protocol : DatasetProtocol, optional
+        Datasets only: the task, natural descriptor, evaluator and per-image caps that a run composes
+        by default (:class:`DatasetProtocol`).
     """
 
     name: str
@@ -58,6 +98,7 @@ class PluginSpec:
     kind: str = ""
     sources: list = field(default_factory=list, compare=False)
     manual: str = field(default="", compare=False)
+    protocol: DatasetProtocol | None = field(default=None, compare=False)
     # Filled in by the registry: where the plugin comes from.
     distribution: str = field(default="", compare=False)
     version: str = field(default="", compare=False)

@@ -72,7 +72,7 @@ class RunRecord(TypedDict, total=False):
     error: RecordError | None
     plugins: dict[str, PluginOrigin]         # kind -> origin
     config: dict[str, Any]                   # the resolved config (Hydra), seeds included
-    setting: dict[str, Any]                  # kind -> {name, params} before interpolation: seed-free
+    setting: dict[str, Any]                  # kind -> {name, params} resolved but for ${seed}, ${cache}: seed-free
     ignored_params: list[str]                # "<kind>.<param>" of the setting that could not change this run
     seed: int | None                         # None only when the config's seed was not an integer (failed at config)
     time_limit_s: float | None               # the run's time limit (config `time_limit`), None for none
@@ -102,6 +102,7 @@ class RunRecord(TypedDict, total=False):
     fingerprints: dict[str, str | None]      # sha256 of descriptors, fitted arrays, features, predictions
     digest: str                              # sha256 of the canonical JSON of every other field (content_digest)
     publication: dict[str, Any]              # set by publishing only: {"unclean": [reasons]} when allowed unclean
+    determinism: dict[str, Any]              # threads: every BLAS/OpenMP pool's size during the run; pinned: those pools
 
 
 #: Fields every readable record has.
@@ -114,7 +115,8 @@ _FIELD_TYPES = {"schema_version": int, "status": str, "error": (dict, type(None)
                 "split": (dict, type(None)), "fit_cache": list, "fit_info": dict, "prototypes": dict, "output_dim": int, "started_at": str,
                 "finished_at": (str, type(None)), "lfabench_version": str, "git_revision": (str, type(None)),
                 "host": dict, "run_dir": str, "provenance": dict, "predictions": (dict, type(None)),
-                "fingerprints": dict, "digest": str, "publication": dict}
+                "fingerprints": dict, "digest": str, "publication": dict,
+                "determinism": dict}
 assert set(_FIELD_TYPES) == set(RunRecord.__annotations__), "every RunRecord field needs its type check"
 
 
@@ -137,7 +139,7 @@ def _canonical(value: Any) -> Any:
 
 
 def setting_key(setting: dict[str, Any], seed: Any) -> str:
-    """12 hex digits identifying (plugin setting before interpolation, seed): a run's folder name (``lfabench.resume``)."""
+    """12 hex digits identifying (plugin setting, seed): a run's folder name (``lfabench.resume.run_setting``)."""
     payload = json.dumps({"setting": _canonical(plugin_setting(setting)), "seed": seed}, sort_keys=True,
                          default=str)
     return hashlib.sha1(payload.encode()).hexdigest()[:12]

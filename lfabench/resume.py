@@ -1,11 +1,17 @@
 """Resumable sweeps: a run's directory is named after its setting and seed, never the clock.
 
 ``lfabench run`` puts each run under ``<root>/<dataset>_<descriptor>_<aggregator>_<evaluator>/<key>_s<seed>``
-where ``<key>`` (:func:`setting_key`) hashes the plugin configs before interpolation
-(``random_state: ${seed}`` literal) and the seed. Rerunning the same sweep therefore reaches the
-same directories, and a directory that already holds a complete record (status ``ok``, same
-setting, same seed) is skipped (:func:`complete_record`) unless the run is forced (``force=true``).
-A run killed midway leaves no complete record, so it is run again; nothing is duplicated.
+where ``<key>`` (:func:`setting_key`) hashes the run's :func:`run_setting` and the seed. The setting is
+the plugin configs with every interpolation resolved (``n_clusters: ${k}`` becomes the sweep's value of
+``k``) except the run-level ``${seed}`` and ``${cache}``, kept literal: the seed is hashed on its own (so
+runs that differ only by seed share their setting, and the leaderboard pools them) and the cache policy
+does not change a result. Rerunning the same sweep therefore reaches the same directories, and a
+directory that already holds a complete record (status ``ok``, same setting, same seed) is skipped
+(:func:`complete_record`) unless the run is forced (``force=true``) or differs in what the setting does
+not hold (:func:`record_mismatch`): the record's dataset fingerprint (ids, labels and the bytes of every
+image) must be the dataset's now (images added under the same root make another dataset), and its fixed
+thread count the config's ``threads``; else the run is computed again. A run killed midway leaves no
+complete record, so it is run again; nothing is duplicated.
 
 Two sweeps may share one root (two shells filling one board on two cores). Each run holds its
 directory's claim (:func:`claim_run`) while it checks for a complete record and computes, so the
@@ -23,11 +29,39 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from .plugin import KINDS
 from .record import RESULT_FILE, _canonical, plugin_setting, read_record, setting_key
 from .storage import file_lock
 
+#: Run-level settings kept as their interpolation in a run's setting (see the module docstring).
+LITERAL_RUN_LEVEL = ("seed", "cache")
+
 #: The claim file inside a run directory (a lock file; the run's record never depends on it).
 CLAIM_FILE = ".lfabench-run.lock"
+
+
+def run_setting(cfg) -> dict[str, Any]:
+    """The plugin part of a composed config (``DictConfig``), resolved except ``${seed}`` and ``${cache}``.
+
+    What a run's key hashes and its record's ``setting`` holds: ``{kind: {name, params}}`` where
+    ``aggregator.params.n_clusters=${k}`` reads the value of ``k`` and ``random_state: ${seed}`` stays
+    the literal string. An interpolation that cannot resolve without the seed's or the cache's value
+    (a resolver doing arithmetic on it) is resolved whole instead: the key then includes the seed twice,
+    which is still one key per run.
+    """
+    from omegaconf import OmegaConf
+
+    plain = OmegaConf.to_container(cfg, resolve=False)
+    plain.pop("hydra", None)  # Hydra's own node (run dirs, launcher) is no setting, and holds this key itself
+    for name in LITERAL_RUN_LEVEL:
+        if name in plain:
+            plain[name] = "\\${" + name + "}"  # OmegaConf's escape: resolves to the literal "${name}"
+    try:
+        resolved = OmegaConf.to_container(OmegaConf.create(plain), resolve=True)
+    except Exception:  # noqa: BLE001 -- any resolver may raise on the literal; the full resolution is exact
+        # the plugin nodes only: resolving the whole config would resolve Hydra's run dir, which holds this key
+        resolved = {k: OmegaConf.to_container(cfg[k], resolve=True) for k in KINDS if k in cfg}
+    return plugin_setting(resolved)
 
 
 def complete_record(run_dir: Path | str, setting: dict[str, Any], seed: Any) -> dict | None:
@@ -42,6 +76,61 @@ def complete_record(run_dir: Path | str, setting: dict[str, Any], seed: Any) -> 
     same = (_canonical(plugin_setting(rec.get("setting") or {})) == _canonical(plugin_setting(setting))
             and rec.get("seed") == seed)
     return rec if rec.get("status") == "ok" and same else None
+
+
+#: Fingerprints computed in this process, by dataset config: a sweep's jobs share their dataset.
+_FINGERPRINTS: dict[str, tuple[str, int]] = {}
+
+
+def dataset_change(record: dict[str, Any], config: dict[str, Any]) -> str | None:
+    """Why ``record`` was computed on other data than ``config``'s dataset holds now, or ``None``.
+
+    Compares the record's ``dataset.fingerprint`` with the fingerprint of the dataset that
+    ``config`` (resolved) builds now (:meth:`lfabench.dataset.Dataset.fingerprint`: ids, labels,
+    ground truth, every image's bytes). A record without a fingerprint, or a dataset that cannot be
+    loaded now (the data is elsewhere), leaves nothing to compare: ``None``. The fingerprint is
+    computed once per dataset config in a process.
+    """
+    import json
+
+    from .registry import get_registry
+
+    then = (record.get("dataset") or {})
+    if not isinstance(then.get("fingerprint"), str):
+        return None
+    section = config.get("dataset") or {}
+    memo = json.dumps(_canonical(section), sort_keys=True, default=str)
+    if memo not in _FINGERPRINTS:
+        try:
+            dataset = get_registry().get_spec("dataset", section.get("name", "")).factory(
+                **dict(section.get("params") or {}))
+            _FINGERPRINTS[memo] = (dataset.fingerprint(), dataset.n_samples)
+        except Exception:  # noqa: BLE001 -- absent or unreadable data: nothing to compare against
+            return None
+    now, n_now = _FINGERPRINTS[memo]
+    if now == then["fingerprint"]:
+        return None
+    return (f"its dataset changed: {then.get('n_samples', '?')} samples (fingerprint {then['fingerprint'][:12]}) "
+            f"when recorded, {n_now} samples (fingerprint {now[:12]}) now")
+
+
+def threads_change(record: dict[str, Any], config: dict[str, Any]) -> str | None:
+    """Why ``record`` ran under another fixed thread count than ``config``'s ``threads``, or ``None``.
+
+    The thread count orders the sums (:mod:`lfabench.threads`), so it is part of what a run computed.
+    A record without ``determinism`` predates the setting: nothing to compare.
+    """
+    determinism = record.get("determinism")
+    if not isinstance(determinism, dict) or "threads" not in determinism:
+        return None
+    then, now = determinism["threads"], config.get("threads", 1)
+    return None if then == now else f"it ran with threads={then}, this run has threads={now}"
+
+
+def record_mismatch(record: dict[str, Any], config: dict[str, Any]) -> str | None:
+    """Why a complete record of the same setting and seed is not this run's result (:func:`threads_change`,
+    :func:`dataset_change`), or ``None``."""
+    return threads_change(record, config) or dataset_change(record, config)
 
 
 @contextmanager
@@ -71,13 +160,10 @@ def claim_run(run_dir: Path | str) -> Iterator[str | None]:
 
 
 def register_resolver() -> None:
-    """``${lfabench_key:}`` in Hydra configs: :func:`setting_key` of the config being composed."""
+    """``${lfabench_key:}`` in Hydra configs: :func:`setting_key` of the :func:`run_setting` being composed."""
     from omegaconf import OmegaConf
 
     def key(*, _root_) -> str:
-        from .plugin import KINDS
-
-        setting = {k: OmegaConf.to_container(_root_[k], resolve=False) for k in KINDS if k in _root_}
-        return setting_key(setting, _root_.get("seed"))
+        return setting_key(run_setting(_root_), _root_.get("seed"))
 
     OmegaConf.register_new_resolver("lfabench_key", key, replace=True)

@@ -24,6 +24,7 @@ from .record import RunRecorder, plugin_setting
 from .redact import redact_config
 from .registry import get_registry
 from .storage import drain_cache_events, save_fallback
+from .threads import check_threads, fixed_threads, pinned_pools
 
 #: Stages timed in every record, in order.
 STAGES = ("config", "dataset", "descriptors", "split", "fit", "transform", "evaluate")
@@ -102,7 +103,9 @@ def _run_here(cfg: dict[str, Any], run_dir: Path | str, setting: dict[str, Any] 
             raise ConfigError(problem)
         if isolate not in ISOLATION_MODES:
             raise ConfigError(f"isolate={isolate!r} must be one of {', '.join(ISOLATION_MODES)}")
-        with signals_interrupt_run(), time_limit(None if report is not None else time_limit_s):
+        threads = _threads(cfg)
+        rec.data["determinism"] = {"threads": threads, "pinned": pinned_pools() if threads is not None else []}
+        with signals_interrupt_run(), fixed_threads(threads), time_limit(None if report is not None else time_limit_s):
             metrics = _run_stages(rec, cfg, cfg.get("seed", 0))
     except BaseException as exc:
         try:
@@ -115,6 +118,15 @@ def _run_here(cfg: dict[str, Any], run_dir: Path | str, setting: dict[str, Any] 
     except OSError as write_error:  # disk full...: the metrics are not lost
         raise RecordNotSavedError(_unsaved(rec, write_error)) from write_error
     return rec.data
+
+
+def _threads(cfg: dict[str, Any]) -> int | None:
+    """The config's ``threads`` (default 1): every BLAS and OpenMP pool's size during the run (lfabench.threads);
+    None leaves the pools as the environment sized them."""
+    try:
+        return check_threads(cfg.get("threads", 1))
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 class RecordNotSavedError(RuntimeError):
@@ -206,6 +218,7 @@ def _run_stages(rec: RunRecorder, cfg: dict[str, Any], raw_seed) -> dict[str, fl
         descriptor, evaluator, aggregator = (_build(specs[k], _params(cfg, k), k)
                                              for k in ("descriptor", "evaluator", "aggregator"))
         rec.data["ignored_params"] = ignored_params(aggregator, evaluator)
+        check_task(specs["dataset"], _params(cfg, "dataset"), specs["evaluator"].name, evaluator, registry)
     with rec.stage("dataset"):
         try:
             dataset = specs["dataset"].factory(**_params(cfg, "dataset"))
@@ -251,6 +264,28 @@ def _run_stages(rec: RunRecorder, cfg: dict[str, Any], raw_seed) -> dict[str, fl
         rec.data["split"].update(split.info)  # evaluators may add per-query results (e.g. AP)
     rec.store_predictions(getattr(split, "predictions", None))  # untimed; None for evaluators that give none
     return metrics
+
+
+def check_task(dataset_spec, dataset_params: dict[str, Any], evaluator_name: str, evaluator, registry) -> None:
+    """A :class:`ConfigError` when the evaluator scores another task than the dataset's declared protocol.
+
+    Decided from declarations only (``PluginSpec.protocol``, ``Evaluator.task``), before the dataset is
+    loaded: a retrieval evaluator on a classification set is refused before any work. A dataset or an
+    evaluator that declares no task is left to the evaluator's own check on the loaded dataset.
+    """
+    protocol = getattr(dataset_spec, "protocol", None)
+    wanted = getattr(evaluator, "task", None)
+    if protocol is None or wanted is None:
+        return
+    task = protocol.task_for(dataset_params)
+    if task == wanted:
+        return
+    fits = sorted(s.name for s in registry.specs("dataset")
+                  if getattr(s, "protocol", None) is not None and s.protocol.task == wanted)
+    own = f" (its own protocol: evaluator={protocol.evaluator})" if protocol.evaluator else ""
+    raise ConfigError(f"evaluator {evaluator_name!r} scores {wanted} datasets, but dataset "
+                      f"{dataset_spec.name!r} is a {task} dataset{own}: drop evaluator=..., or choose a "
+                      f"{wanted} dataset ({', '.join(fits) or 'none registered'})")
 
 
 def ignored_params(aggregator, evaluator) -> list[str]:

@@ -31,10 +31,15 @@ def shared_data() -> Path | None:
     return None
 
 
+#: What the run-level interpolations of a smoke config become in a case: seed 0, and no cache (a case times
+#: the fit itself, never a cached codebook).
+RUN_LEVEL = {"${seed}": 0, "${cache}": False}
+
+
 def smoke_params(method: str) -> dict:
-    """The tiny settings of ``conf/aggregator/smoke/<method>.yaml``, with seed 0."""
+    """The tiny settings of ``conf/aggregator/smoke/<method>.yaml``, with seed 0 and no cache."""
     params = yaml.safe_load((REPO / "conf" / "aggregator" / "smoke" / f"{method}.yaml").read_text())["params"]
-    return {k: (0 if v == "${seed}" else v) for k, v in params.items()}
+    return {k: RUN_LEVEL.get(v, v) if isinstance(v, str) else v for k, v in params.items()}
 
 
 @cache

@@ -99,14 +99,18 @@ def register_plugin_configs() -> None:
     """
     from hydra.core.config_store import ConfigStore
 
+    from .protocol import register_cap_configs, with_protocol
+
     cs = ConfigStore.instance()
     for spec in get_registry().specs():
         if spec.name in yaml_options(spec.kind):
             continue  # the yaml file wins; storing both would make Hydra treat the node as a schema
-        cs.store(group=spec.kind, name=spec.name, node=plugin_config(spec), provider=spec.distribution)
+        node, package = with_protocol(spec, plugin_config(spec))
+        cs.store(group=spec.kind, name=spec.name, node=node, package=package, provider=spec.distribution)
     for qualified, spec in get_registry().qualified_specs():  # `aggregator=acme-lfabench:bow` (lfabench.registry)
-        cs.store(group=spec.kind, name=qualified, node=dict(plugin_config(spec), name=qualified),
-                 provider=spec.distribution)
+        node, package = with_protocol(spec, dict(plugin_config(spec), name=qualified))
+        cs.store(group=spec.kind, name=qualified, node=node, package=package, provider=spec.distribution)
+    register_cap_configs(cs, get_registry().specs("dataset"))  # a dataset's own per-image caps
 
 
 def register_primary_config() -> None:
@@ -210,13 +214,17 @@ def _claimed_task(cfg, run_dir: str) -> None:
 
     from ..dataset import DatasetNotFoundError
     from ..isolation import RunInterrupted
-    from ..resume import complete_record
+    from ..resume import complete_record, record_mismatch, run_setting
     from ..run import run_benchmark
 
     config = OmegaConf.to_container(cfg, resolve=True)
-    setting = OmegaConf.to_container(cfg, resolve=False)
+    setting = run_setting(cfg)
     done = None if cfg.get("force", False) else complete_record(run_dir, setting, config.get("seed"))
-    if done is not None:  # resuming a sweep: this configuration and seed already has its result
+    changed = record_mismatch(done, config) if done is not None else None
+    if changed is not None:  # same setting and seed, but other data or threads: not this run's result
+        print(f"lfabench run: not resuming {run_dir}/result.json, {changed}: running again (the earlier "
+              f"record is kept as result.previous-*.json)", flush=True)
+    elif done is not None:  # resuming a sweep: this configuration and seed already has its result
         print(f"lfabench run: skipped, complete record at {run_dir}/result.json (force=true reruns it)",
               flush=True)
         return

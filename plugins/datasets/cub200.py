@@ -18,6 +18,7 @@ from lfabench import PluginSpec, hookimpl
 from lfabench.dataroot import dataset_root, missing_error
 from lfabench.dataset import Dataset
 from lfabench.download import Resource
+from lfabench.plugin import DatasetProtocol
 
 N_IMAGES, N_CLASSES = 11788, 200
 LISTS = ("images.txt", "image_class_labels.txt", "train_test_split.txt")
@@ -83,8 +84,13 @@ SOURCES = [
 ]
 
 
+#: The protocol a run composes by default:
+#: VGG-16 conv features and 1-NN on the official split (the paper's scalability setting).
+PROTOCOL = DatasetProtocol("classification", descriptor="cnn", evaluator="knn")
+
+
 @hookimpl
 def lfabench_datasets():
     return [PluginSpec("cub200", load_cub200,
                        "Caltech-UCSD Birds-200-2011: 11,788 images, 200 classes, official split, classification",
-                       sources=SOURCES)]
+                       sources=SOURCES, protocol=PROTOCOL)]

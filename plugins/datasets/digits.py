@@ -10,6 +10,7 @@ import numpy as np
 
 from lfabench import PluginSpec, hookimpl
 from lfabench.dataset import Dataset
+from lfabench.plugin import DatasetProtocol
 
 
 def load_digits_dataset(n_samples: int | None = None) -> Dataset:
@@ -35,7 +36,12 @@ def load_digits_dataset(n_samples: int | None = None) -> Dataset:
     )
 
 
+#: The protocol a run composes by default: the embedded 3x3-patch descriptor and 1-NN.
+PROTOCOL = DatasetProtocol("classification", descriptor="patches", evaluator="knn")
+
+
 @hookimpl
 def lfabench_datasets():
     return [PluginSpec("digits", load_digits_dataset,
-                       "scikit-learn's bundled 8x8 handwritten digits, 1,797 images, 10 classes (embedded)")]
+                       "scikit-learn's bundled 8x8 handwritten digits, 1,797 images, 10 classes (embedded)",
+                       protocol=PROTOCOL)]

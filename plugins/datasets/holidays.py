@@ -25,6 +25,7 @@ from lfabench import PluginSpec, hookimpl
 from lfabench.dataroot import dataset_root, missing_error
 from lfabench.dataset import Dataset, RetrievalGroundTruth
 from lfabench.download import Resource
+from lfabench.plugin import DatasetProtocol
 
 N_IMAGES, N_GROUPS = 1491, 500
 LIST_FILE = "holidays_images.dat"
@@ -90,8 +91,13 @@ SOURCES = [
 ]
 
 
+#: The protocol a run composes by default: SIFT 90 / DAISY 300 per image and mAP (the paper's search setting).
+PROTOCOL = DatasetProtocol("retrieval",
+                           descriptor="sift", evaluator="retrieval", max_keypoints={"sift": 90, "daisy": 300})
+
+
 @hookimpl
 def lfabench_datasets():
     return [PluginSpec("holidays", load_holidays,
                        "INRIA Holidays (Jegou 2008): 1,491 images, 500 query groups, retrieval",
-                       sources=SOURCES)]
+                       sources=SOURCES, protocol=PROTOCOL)]

@@ -41,6 +41,7 @@ from lfabench import PluginSpec, hookimpl
 from lfabench.dataroot import dataset_root, missing_error
 from lfabench.dataset import Dataset, RetrievalGroundTruth
 from lfabench.download import Resource
+from lfabench.plugin import DatasetProtocol
 
 LANDMARKS = ("all_souls", "ashmolean", "balliol", "bodleian", "christ_church", "cornmarket", "hertford", "keble",
              "magdalen", "pitt_rivers", "radcliffe_camera")
@@ -193,8 +194,13 @@ SOURCES = [
 ]
 
 
+#: The protocol a run composes by default: SIFT 90 / DAISY 300 per image and mAP (the paper's search setting).
+PROTOCOL = DatasetProtocol("retrieval",
+                           descriptor="sift", evaluator="retrieval", max_keypoints={"sift": 90, "daisy": 300})
+
+
 @hookimpl
 def lfabench_datasets():
     return [PluginSpec("oxford5k", load_oxford5k,
                        "Oxford Buildings (Philbin 2007): 5,062 images, 55 queries with boxes, retrieval",
-                       sources=SOURCES)]
+                       sources=SOURCES, protocol=PROTOCOL)]

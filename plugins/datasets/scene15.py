@@ -17,6 +17,7 @@ import numpy as np
 from lfabench import PluginSpec, hookimpl
 from lfabench.dataroot import dataset_root, missing_error
 from lfabench.dataset import Dataset
+from lfabench.plugin import DatasetProtocol
 
 #: Official per-class image counts (Lazebnik et al. 2006; 4,485 in total).
 CLASS_COUNTS = {
@@ -61,8 +62,13 @@ MANUAL = ("no official Fifteen Scene archive is online any more; get a copy (Laz
           "15 class folders) and run `lfabench data add scene15 PATH`")
 
 
+#: The protocol a run composes by default: SIFT 90 / DAISY 150 per image and 1-NN on 80/20 splits (the paper's).
+PROTOCOL = DatasetProtocol("classification",
+                           descriptor="sift", evaluator="knn", max_keypoints={"sift": 90, "daisy": 150})
+
+
 @hookimpl
 def lfabench_datasets():
     return [PluginSpec("scene15", load_scene15,
                        "Fifteen Scene Categories (Lazebnik 2006): 4,485 images, 15 classes, classification",
-                       manual=MANUAL)]
+                       manual=MANUAL, protocol=PROTOCOL)]

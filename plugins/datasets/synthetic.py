@@ -19,6 +19,7 @@ import numpy as np
 from lfabench import PluginSpec, hookimpl
 from lfabench.bags import Bags
 from lfabench.dataset import Dataset, RetrievalGroundTruth
+from lfabench.plugin import DatasetProtocol
 
 
 def make_synthetic(n_classes: int = 2, samples_per_class: int = 50, descriptors_per_sample: int = 20,
@@ -65,7 +66,13 @@ def make_synthetic(n_classes: int = 2, samples_per_class: int = 50, descriptors_
                    info={"generator": "class-specific + shared Gaussian clusters", "seed": seed})
 
 
+#: The protocol a run composes by default:
+#: the bags it ships (descriptor=native, set by conf/dataset/synthetic.yaml); its task is its `task` parameter.
+PROTOCOL = DatasetProtocol("classification")
+
+
 @hookimpl
 def lfabench_datasets():
     return [PluginSpec("synthetic", make_synthetic,
-                       "Bags from class-specific and shared Gaussian clusters (the paper's toy setting)")]
+                       "Bags from class-specific and shared Gaussian clusters (the paper's toy setting)",
+                       protocol=PROTOCOL)]

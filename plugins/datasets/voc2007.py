@@ -35,6 +35,7 @@ from lfabench import PluginSpec, hookimpl
 from lfabench.dataroot import dataset_root, missing_error
 from lfabench.dataset import Dataset
 from lfabench.download import Resource
+from lfabench.plugin import DatasetProtocol
 
 CLASSES = ("aeroplane", "bicycle", "bird", "boat", "bottle", "bus", "car", "cat", "chair", "cow", "diningtable",
            "dog", "horse", "motorbike", "person", "pottedplant", "sheep", "sofa", "train", "tvmonitor")
@@ -132,8 +133,13 @@ SOURCES = [
 ]
 
 
+#: The protocol a run composes by default: SIFT 90 / DAISY 150 per image and 1-NN on 80/20 splits (the paper's).
+PROTOCOL = DatasetProtocol("classification",
+                           descriptor="sift", evaluator="knn", max_keypoints={"sift": 90, "daisy": 150})
+
+
 @hookimpl
 def lfabench_datasets():
     return [PluginSpec("voc2007", load_voc2007,
                        "PASCAL VOC 2007 single-label subset (rule documented), 20 classes, classification",
-                       sources=SOURCES)]
+                       sources=SOURCES, protocol=PROTOCOL)]

@@ -19,6 +19,18 @@ the ranking is scored with the dataset's :class:`~lfabench.dataset.RetrievalGrou
 * **INRIA Holidays** (Jegou et al., ECCV 2008): positives = the rest of the
   query's group; the query is removed from its own ranking
   (``exclude_query_from_ranking``).
+* **Revisited Oxford and Paris** (Radenović et al., CVPR 2018), for ground truth
+  with ``difficulty`` (easy / hard lists): besides ``mAP`` and ``precision@k`` of
+  the Medium setup (positives easy + hard, junk skipped), ``mAP_<setup>`` and
+  ``mP@<k>_<setup>`` for the Easy, Medium and Hard setups
+  (:mod:`lfabench.evaluation.revisited`: the authors' mP@k).
+
+Large databases (opt-in parameters, ``+evaluator.params.search=auto``): ``search="full"`` (default)
+ranks the whole database as above; ``auto`` / ``exact`` / ``ivfpq`` score each query's top-``shortlist``
+list from :func:`lfabench.evaluation.large_search`, exact (streamed flat indexes) when the database's
+float32 vectors fit ``memory_budget_gb`` and IVF-PQ beyond, the choice and the approximate index's
+recall@k against exact search recorded under ``split.search``; positives past the shortlist count as
+never found.
 
 Metrics (percent): ``mAP`` and ``precision@k`` (fraction of positives among the
 first k non-junk results) for each k of ``precision_at``; the per-query AP is
@@ -34,12 +46,18 @@ from lfabench.bags import Bags
 from lfabench.dataset import Dataset, RetrievalGroundTruth
 from lfabench.evaluate import Evaluator, Split
 from lfabench.evaluation import (average_precision, precision_at_k, rank_database, ranking_prefix, ranks_of,
-                                 retrieval_predictions)
+                                 retrieval_predictions, revisited_scores)
+from lfabench.evaluation.largescale import LARGE_METRICS, ChunkedDatabase, large_search
+from lfabench.plugin import default_params
 from lfabench.evaluation.search import METRICS
 
 from .splits import labelled_subset
 
 QUERY_REGIONS = ("bbox", "full")
+#: ``full``: every database image ranked (exact, all distances); the others: top-``shortlist`` lists from
+#: :func:`lfabench.evaluation.large_search` (``auto``: exact within ``memory_budget_gb``, IVF-PQ beyond).
+SEARCHES = ("full", "auto", "exact", "ivfpq")
+LARGE_PARAMS = ("search", "shortlist", "memory_budget_gb")
 
 
 class Retrieval(Evaluator):
@@ -50,7 +68,8 @@ class Retrieval(Evaluator):
     primary_metric = "mAP"  # precision@k are shown beside it, not ranked
 
     def __init__(self, metric: str = "euclidean", p: float | None = None, covariance: str = "auto",
-                 query_region: str = "bbox", precision_at=(1, 5, 10), labelled_fraction: float = 0.2):
+                 query_region: str = "bbox", precision_at=(1, 5, 10), labelled_fraction: float = 0.2,
+                 search: str = "full", shortlist: int = 1000, memory_budget_gb: float = 4.0):
         if metric not in METRICS:
             raise ValueError(f"retrieval: metric must be one of {METRICS}, got {metric!r}")
         if query_region not in QUERY_REGIONS:
@@ -66,6 +85,14 @@ class Retrieval(Evaluator):
         self.query_region = query_region
         self.precision_at = precision_at  # as given: scikit-learn's clone needs the parameter unchanged
         self.labelled_fraction = float(labelled_fraction)
+        if search not in SEARCHES:
+            raise ValueError(f"retrieval: search must be one of {SEARCHES}, got {search!r}")
+        if search != "full" and metric not in LARGE_METRICS:
+            raise ValueError(f"retrieval: search={search!r} supports metrics {LARGE_METRICS}, got {metric!r}")
+        if int(shortlist) < 1 or not float(memory_budget_gb) > 0:
+            raise ValueError(f"retrieval: shortlist must be >= 1 and memory_budget_gb > 0, got {shortlist}, "
+                             f"{memory_budget_gb}")
+        self.search, self.shortlist, self.memory_budget_gb = search, int(shortlist), float(memory_budget_gb)
 
     @property
     def _ks(self) -> list[int]:
@@ -167,17 +194,45 @@ class Retrieval(Evaluator):
         rows[cropped] = dataset.n_samples + np.arange(cropped.size)
         return rows
 
+    # ------------------------------------------------------- large databases
+    def _shortlists(self, features: np.ndarray, db: np.ndarray, rows: np.ndarray, empty: np.ndarray,
+                    split: Split, seed: int) -> np.ndarray:
+        """``(t, k)`` database rows of each query's top-``shortlist`` (``-1`` pads), by :func:`large_search`.
+
+        Exact (streamed flat indexes) when the database's float32 vectors fit ``memory_budget_gb``, IVF-PQ
+        beyond (``search=auto``; ``exact``/``ivfpq`` force one); the choice, its reason and, for IVF-PQ, the
+        recall@k against exact search go to ``split.info["search"]``. Database rows without descriptors are
+        left out of the search and appended after each list (last, as in the full ranking); positives past
+        the shortlist are never found (they cost AP).
+        """
+        keep = np.flatnonzero(~empty[db])
+        k = int(min(self.shortlist + 1, keep.size))          # one more: the query may be removed from its list
+        chunk = 65536
+        database = ChunkedDatabase(int(keep.size), int(features.shape[1]), chunk,
+                                   lambda i: features[db[keep[i * chunk:(i + 1) * chunk]]])
+        _, I, info = large_search(database, features[rows], k, self.metric,
+                                  method="auto" if self.search == "auto" else self.search,
+                                  memory_budget_bytes=self.memory_budget_gb * 2**30, seed=seed)
+        split.info["search"] = dict(info, shortlist=self.shortlist)
+        lists = np.where(I >= 0, keep[np.maximum(I, 0)], -1)
+        # as in the full ranking, samples without descriptors come last (in index order), never in the search
+        last = np.broadcast_to(np.flatnonzero(empty[db]), (lists.shape[0], int(empty[db].sum())))
+        return np.hstack([lists, last])
+
     # --------------------------------------------------------------- evaluate
     def evaluate(self, features: np.ndarray, dataset: Dataset, split: Split) -> dict[str, float]:
         gt = dataset.ground_truth
         db = self._database(dataset)
         rows = self._query_rows(dataset, features.shape[0])
         empty = split.empty_mask(features.shape[0])
-        order = rank_database(features[db], features[rows], self.metric, self.p, self.covariance)
-        # Database images without descriptors have no evidence: ranked last (stable), never as the
-        # near-zero-distance hubs their zero vectors would be. Queries without descriptors score 0.
-        order = _empty_last(order, empty[db])
-        aps, precisions = [], {k: [] for k in self._ks}
+        if self.search == "full":
+            order = rank_database(features[db], features[rows], self.metric, self.p, self.covariance)
+            # Database images without descriptors have no evidence: ranked last (stable), never as the
+            # near-zero-distance hubs their zero vectors would be. Queries without descriptors score 0.
+            order = _empty_last(order, empty[db])
+        else:
+            order = self._shortlists(features, db, rows, empty, split, seed=split.seed)
+        aps, precisions, rankings = [], {k: [] for k in self._ks}, []
         heads, pos_places, junk_places = [], [], []  # what the record's predictions keep of each ranking
         for q in range(gt.queries.size):
             if empty[rows[q]]:
@@ -187,10 +242,12 @@ class Retrieval(Evaluator):
                 junk_places.append(np.full(len(gt.junk[q]), -1))
                 for k in self._ks:
                     precisions[k].append(0.0)
+                rankings.append(db[:0])
                 continue
-            ranked = db[order[q]]
+            ranked = db[order[q][order[q] >= 0]]
             if gt.exclude_query_from_ranking:
                 ranked = ranked[ranked != gt.queries[q]]
+            rankings.append(ranked)
             aps.append(average_precision(ranked, gt.positives[q], gt.junk[q]))
             heads.append(ranking_prefix(ranked, gt.junk[q], max(self._ks, default=0)))
             pos_places.append(ranks_of(ranked, gt.positives[q]))
@@ -204,7 +261,24 @@ class Retrieval(Evaluator):
                                        "queries_scored_zero": int(empty[rows].sum())}
         metrics = {"mAP": float(100.0 * np.mean(aps))}
         metrics.update({f"precision@{k}": float(100.0 * np.mean(v)) for k, v in precisions.items()})
+        if gt.difficulty is not None:
+            metrics.update(_revisited_metrics(rankings, gt, self._ks, split))
         return metrics
+
+
+def _revisited_metrics(rankings, gt: RetrievalGroundTruth, ks, split: Split) -> dict[str, float]:
+    """Easy / Medium / Hard ``mAP_<setup>`` and ``mP@<k>_<setup>`` (percent) of the Revisited protocol.
+
+    A query without descriptors has an empty ranking (AP and P@k 0); a query without positives in a
+    setup is left out of that setup's means (:func:`lfabench.evaluation.revisited_scores`).
+    """
+    scores = revisited_scores(rankings, gt.difficulty["easy"], gt.difficulty["hard"], gt.junk, ks)
+    out = {}
+    for setup, s in scores.items():
+        out[f"mAP_{setup}"] = 100.0 * s["mAP"]
+        out.update({f"mP@{k}_{setup}": 100.0 * v for k, v in s["mP@k"].items()})
+    split.info["revisited_queries_scored"] = {setup: s["n_queries"] for setup, s in scores.items()}
+    return out
 
 
 def _empty_last(order: np.ndarray, empty_db: np.ndarray) -> np.ndarray:
@@ -216,6 +290,9 @@ def _empty_last(order: np.ndarray, empty_db: np.ndarray) -> np.ndarray:
 
 @hookimpl
 def lfabench_evaluators():
-    return [PluginSpec("retrieval", Retrieval,
+    # the large-database parameters are opt-in (+evaluator.params.search=auto): every earlier retrieval run
+    # keeps its setting key
+    return [PluginSpec("retrieval", Retrieval, defaults=default_params(Retrieval, opt_in=LARGE_PARAMS),
+                       description=
                        "Retrieval mAP / precision@k of whole-database FAISS rankings (Oxford5k junk + query "
-                       "boxes, Holidays query removal)")]
+                       "boxes, Holidays query removal, Revisited Easy/Medium/Hard), exact or IVF-PQ at a million")]

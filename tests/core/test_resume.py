@@ -71,3 +71,64 @@ def test_a_claimed_run_directory_is_refused_to_others_and_freed_when_its_holder_
         holder.wait()
     with claim_run(run_dir) as after_kill:
         assert after_kill is None
+
+
+def test_run_setting_resolves_every_interpolation_but_the_seed_and_the_cache_policy():
+    from omegaconf import OmegaConf
+
+    from lfabench.resume import run_setting
+
+    def composed(k):
+        return OmegaConf.create({"seed": 3, "cache": True, "k": k, "hydra": {"job": {"name": "x"}},
+                                 "aggregator": {"name": "bow", "params": {"n_clusters": "${k}",
+                                                                          "random_state": "${seed}",
+                                                                          "cache": "${cache}"}},
+                                 "dataset": {"name": "digits", "params": {}}})
+
+    small, large = run_setting(composed(8)), run_setting(composed(64))
+    assert small == {"aggregator": {"name": "bow", "params": {"n_clusters": 8, "random_state": "${seed}",
+                                                              "cache": "${cache}"}},
+                     "dataset": {"name": "digits", "params": {}}}
+    assert large["aggregator"]["params"]["n_clusters"] == 64
+    assert setting_key(small, 3) != setting_key(large, 3)
+    # without other interpolations the setting is the config as written: earlier run folders keep their names
+    plain = composed(8)
+    plain.aggregator.params.n_clusters = 8
+    as_written = OmegaConf.to_container(plain, resolve=False)
+    assert run_setting(plain) == {k: as_written[k] for k in ("aggregator", "dataset")}
+
+
+def test_a_record_of_other_data_is_a_dataset_change(tmp_path):
+    from lfabench.resume import dataset_change
+
+    config = {"dataset": {"name": "digits", "params": {"n_samples": 60}}, "seed": 0}
+    from lfabench.registry import get_registry
+
+    now = get_registry().get_spec("dataset", "digits").factory(n_samples=60)
+    same = {"dataset": now.summary()}
+    assert dataset_change(same, config) is None
+    other = {"dataset": dict(now.summary(), fingerprint="0" * 64, n_samples=150)}
+    message = dataset_change(other, config)
+    assert message is not None and "150 samples" in message and "60 samples" in message
+    assert dataset_change({"dataset": None}, config) is None  # nothing recorded: nothing to compare
+
+
+def test_a_record_computed_under_another_fixed_thread_count_is_not_this_run():
+    from lfabench.resume import threads_change
+
+    assert threads_change({"determinism": {"threads": 1}}, {"seed": 0}) is None  # default threads=1
+    assert threads_change({"determinism": {"threads": 1}}, {"threads": 1}) is None
+    assert "threads=1" in threads_change({"determinism": {"threads": 1}}, {"threads": 4})
+    assert "threads=None" in threads_change({"determinism": {"threads": None}}, {"threads": 1})
+    assert threads_change({}, {"threads": 4}) is None  # older records hold no thread count
+
+
+def test_a_resolver_that_needs_the_seeds_value_is_resolved_whole():
+    from omegaconf import OmegaConf
+
+    from lfabench.resume import run_setting
+
+    OmegaConf.register_new_resolver("test_plus_one", lambda v: int(v) + 1, replace=True)
+    cfg = OmegaConf.create({"seed": 3, "hydra": {"run": {"dir": "${lfabench_key:}"}},
+                            "aggregator": {"name": "bow", "params": {"random_state": "${test_plus_one:${seed}}"}}})
+    assert run_setting(cfg) == {"aggregator": {"name": "bow", "params": {"random_state": 4}}}

@@ -81,3 +81,48 @@ def test_two_sweeps_into_one_folder_compute_each_run_once(tmp_path):
     assert stdout.count("  record: ") == 4, stdout
     assert stdout.count("lfabench run: skipped, ") == 4, stdout
     assert sorted(json.loads(p.read_text())["seed"] for p in _complete(tmp_path)) == [0, 1, 2, 3]
+
+
+def test_a_sweep_over_an_interpolated_parameter_runs_every_value(tmp_path):
+    env = {"LFABENCH_CACHE": str(tmp_path / "cache")}
+    sweep = ["run", "-m", "aggregator=bow", "+k=8,64", "aggregator.params.n_clusters=${k}",
+             "dataset.params.n_samples=300"]
+    out = run_cli(sweep, cwd=tmp_path, env=env).stdout
+    assert "skipped" not in out
+    records = [json.loads(p.read_text()) for p in _records(tmp_path)]
+    assert sorted(r["config"]["aggregator"]["params"]["n_clusters"] for r in records) == [8, 64]
+    assert sorted(r["setting"]["aggregator"]["params"]["n_clusters"] for r in records) == [8, 64]
+    assert {r["setting"]["aggregator"]["params"]["random_state"] for r in records} == {"${seed}"}
+    again = run_cli(sweep, cwd=tmp_path, env=env).stdout
+    assert again.count("skipped, complete record") == 2
+
+
+def _scene15_subset(shared, root, per_class):
+    """The first ``per_class`` images of each Fifteen Scene class, copied under ``root`` (added to, not replaced)."""
+    import shutil
+
+    from lfabench_plugins.datasets.scene15 import CLASS_COUNTS
+
+    for cls in sorted(CLASS_COUNTS):
+        (root / cls).mkdir(parents=True, exist_ok=True)
+        for src in sorted((shared / "scene15" / cls).glob("*.jpg"))[:per_class]:
+            if not (root / cls / src.name).exists():
+                shutil.copyfile(src, root / cls / src.name)
+
+
+def test_images_added_under_the_same_root_are_not_resumed_from_the_smaller_record(tmp_path, shared_data):
+    root = tmp_path / "scene15"
+    _scene15_subset(shared_data, root, 4)
+    env = {"LFABENCH_CACHE": str(tmp_path / "cache")}
+    run = ["run", "-m", "dataset=scene15", f"dataset.params.root={root}", "dataset.params.strict=false",
+           "descriptor=patches", "descriptor.params.patch_size=8", "descriptor.params.stride=16",
+           "aggregator=bow", "aggregator.params.n_clusters=8", "evaluator.params.k=1"]
+    run_cli(run, cwd=tmp_path, env=env)
+    assert "skipped, complete record" in run_cli(run, cwd=tmp_path, env=env).stdout  # same data: resumed
+    _scene15_subset(shared_data, root, 10)
+    out = run_cli(run, cwd=tmp_path, env=env).stdout
+    assert "skipped" not in out and "its dataset changed: 60 samples" in out and "150 samples" in out
+    (path,) = _records(tmp_path)
+    assert json.loads(path.read_text())["dataset"]["n_samples"] == 150
+    (previous,) = path.parent.glob("result.previous-*.json")
+    assert json.loads(previous.read_text())["dataset"]["n_samples"] == 60
