@@ -17,6 +17,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from .bags import Bags
+# CorruptImageError, ImageTooLargeError and truncation_problem are importable from here, where they began
+from .images import (DEFAULT_MAX_IMAGE_PIXELS, CorruptImageError, ImageTooLargeError,  # noqa: F401
+                     read_image_file, truncation_problem)
 
 TASKS = ("classification", "retrieval")
 
@@ -28,29 +31,6 @@ def file_digest(path) -> bytes:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
     return h.digest()
-
-
-class CorruptImageError(OSError):
-    """An image file is truncated or cannot be decoded (the message names the file and the sample)."""
-
-
-def truncation_problem(data: bytes) -> str | None:
-    """Why the encoded image ``data`` is cut short, or ``None``.
-
-    A JPEG must end its last scan with the end-of-image marker (``FF D9`` after the last
-    start-of-scan ``FF DA``; neither can occur inside entropy-coded data, and a thumbnail's
-    end marker comes before the main image's scan). A PNG must end with its ``IEND`` chunk.
-    Other formats are left to the decoder.
-    """
-    if data[:2] == b"\xff\xd8":
-        last_scan = data.rfind(b"\xff\xda")
-        if last_scan < 0:
-            return "a JPEG without image data (no start-of-scan marker)"
-        if data.rfind(b"\xff\xd9") < last_scan:
-            return f"a truncated JPEG ({len(data)} bytes, no end-of-image marker after its last scan)"
-    elif data[:8] == b"\x89PNG\r\n\x1a\n" and b"IEND" not in data[-16:]:
-        return f"a truncated PNG ({len(data)} bytes, no IEND chunk at its end)"
-    return None
 
 
 class DatasetNotFoundError(FileNotFoundError):
@@ -122,6 +102,9 @@ class Dataset:
     skip_corrupt_images : bool
         Descriptors of a corrupt or truncated image file are an empty sample (counted in the
         record) instead of an error naming the file.
+    max_image_pixels : int or None
+        An image file whose header declares more pixels is refused before decoding
+        (:class:`~lfabench.images.ImageTooLargeError`, skipped like a corrupt one); None: no cap.
     info : dict
         Anything worth recording (image size, variant, selection rules...).
     """
@@ -140,6 +123,8 @@ class Dataset:
     #: Corrupt or truncated image files become empty samples, counted in the run record, instead of
     #: an error (the run-level option ``skip_corrupt_images=true``).
     skip_corrupt_images: bool = False
+    #: The run-level option ``max_image_pixels`` (:mod:`lfabench.images`).
+    max_image_pixels: int | None = DEFAULT_MAX_IMAGE_PIXELS
     _fingerprint: str | None = field(default=None, repr=False)
 
     def __post_init__(self):
@@ -171,21 +156,8 @@ class Dataset:
         if isinstance(item, np.ndarray):
             return item
         path = Path(item)
-        try:
-            import cv2
-        except ImportError as exc:  # pragma: no cover - cv2 is a core dependency
-            raise ImportError("reading image files needs OpenCV: pip install opencv-python-headless") from exc
-        where = f"dataset {self.name!r}: image {path} (sample {self.sample_ids[i]!r})"
-        data = path.read_bytes()
-        problem = truncation_problem(data)
-        if problem:  # decoders fill a cut file with grey rows and report success
-            raise CorruptImageError(f"{where} is corrupt: {problem}")
-        image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED)
-        if image is None:
-            raise CorruptImageError(f"{where} cannot be decoded (not an image, or a corrupt one)")
-        if image.ndim == 3:
-            image = cv2.cvtColor(image, cv2.COLOR_BGR2RGB if image.shape[2] == 3 else cv2.COLOR_BGRA2RGB)
-        return image
+        return read_image_file(path, f"dataset {self.name!r}: image {path} (sample {self.sample_ids[i]!r})",
+                               self.max_image_pixels)
 
     def fingerprint(self) -> str:
         """sha256 identifying the dataset content: ids, labels, ground truth and the bytes of every image.

@@ -46,6 +46,27 @@ from .storage import ArrayCache, cache_key, resolve_cache, save_npz_atomic
 NO_CACHE_ENV = "LFABENCH_DESCRIPTOR_CACHE"
 
 
+class DescriptorDataError(ValueError):
+    """Descriptors that cannot be used as they are (read from a malformed file, beyond float32's range, of
+    another dimension than the other samples'); the message names the file or the sample."""
+
+
+def as_float32(D: np.ndarray, where: str) -> np.ndarray:
+    """``D`` as float32; a finite value beyond float32's range (about 3.4e38) is a :class:`DescriptorDataError`
+    naming ``where`` (the conversion would make it inf, later reported as "not finite")."""
+    with np.errstate(over="ignore", invalid="ignore"):  # found and reported below
+        D32 = D.astype(np.float32, copy=False)
+    if D32 is not D and D.size:
+        with np.errstate(invalid="ignore"):
+            overflow = np.isinf(D32) & np.isfinite(D)
+        if overflow.any():
+            row, col = (int(v) for v in np.argwhere(overflow)[0])
+            raise DescriptorDataError(f"{where}: value {D[row, col].item():g} (row {row}, column {col}) overflows float32 "
+                                      f"(largest {float(np.finfo(np.float32).max):.4g}); {int(overflow.sum())} "
+                                      f"value(s) in all")
+    return D32
+
+
 def default_n_jobs() -> int:
     """``$LFABENCH_N_JOBS`` or the number of cores this process may use."""
     env = os.environ.get("LFABENCH_N_JOBS")
@@ -127,6 +148,8 @@ class Descriptor(BaseEstimator):
                  "params": self.get_params(), "code": _source_digest(self)}
         if getattr(dataset, "skip_corrupt_images", False):  # an entry with skipped images is never served to a strict run
             parts["skip_corrupt_images"] = True
+            # the cap decides which images are skipped (a strict run fails instead, so its key needs no cap)
+            parts["max_image_pixels"] = getattr(dataset, "max_image_pixels", None)
         return parts
 
     # ----------------------------------------------------------------- extract
@@ -142,7 +165,8 @@ class Descriptor(BaseEstimator):
         problem = descriptor_dtype_problem(D.dtype)
         if problem:  # never convert in silence (a lost imaginary part, booleans as numbers)
             raise TypeError(f"{type(self).__name__}.extract on sample {i} ({sid!r}) of {dataset.name!r}: {problem}")
-        D = D.astype(np.float32, copy=False)
+        if D.ndim == 2:
+            D = as_float32(D, f"{type(self).__name__}.extract on sample {i} ({sid!r}) of {dataset.name!r}")
         K = np.asarray(K, dtype=np.float32)
         if D.ndim != 2 or K.ndim != 2 or K.shape[0] != D.shape[0] or K.shape[1] != len(self.keypoint_fields):
             raise ValueError(f"{type(self).__name__}.extract on sample {sid!r} returned descriptors {D.shape} "
@@ -168,11 +192,19 @@ class Descriptor(BaseEstimator):
         if not dims:
             dims = {width}
         if len(dims) != 1:
-            raise ValueError(f"{type(self).__name__}: descriptor dimensions differ across samples {start}..{stop - 1}"
-                             f" ({sorted(dims)})")
+            raise DescriptorDataError(self._dimension_clash(dataset, start, descs))
         return {"descriptors": np.concatenate(descs), "keypoints": np.concatenate(kps),
                 "counts": np.array([d.shape[0] for d in descs], dtype=np.int64),
                 "skipped": np.asarray(skipped, dtype=np.int64)}
+
+    def _dimension_clash(self, dataset: Dataset, start: int, descs: list[np.ndarray]) -> str:
+        """The message for samples of one chunk with descriptors of different widths: the first sample and the
+        first that differs from it, by index and id, with both dimensions."""
+        sized = [(start + j, d.shape[1]) for j, d in enumerate(descs) if d.size or d.shape[1]]
+        (i0, d0), (i1, d1) = sized[0], next(item for item in sized if item[1] != sized[0][1])
+        ids = dataset.sample_ids
+        return (f"{type(self).__name__}: sample {i1} ({ids[i1]!r}) of {dataset.name!r} has {d1}-dimensional descriptors, "
+                f"but sample {i0} ({ids[i0]!r}) has {d0}-dimensional ones")
 
     def describe(self, dataset: Dataset, progress: bool = True, n_jobs: int | None = None,
                  cache: bool | str | Path | ArrayCache | None = True) -> Bags:
@@ -248,7 +280,8 @@ class Descriptor(BaseEstimator):
                  for p in parts]
         dims = dims or {width}
         if len(dims) != 1:
-            raise ValueError(f"{type(self).__name__}: descriptor dimensions differ across chunks ({sorted(dims)})")
+            raise DescriptorDataError(f"{type(self).__name__}: descriptor dimensions differ across chunks of "
+                                      f"{self.chunk_size} samples ({sorted(dims)})")
         counts = np.concatenate([p["counts"] for p in parts])
         offsets = np.zeros(counts.size + 1, dtype=np.int64)
         np.cumsum(counts, out=offsets[1:])

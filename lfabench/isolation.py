@@ -15,6 +15,12 @@ Two ways to bound a run (config ``isolate``):
 
 The conductor records either way of ending, like a ``SystemExit`` or ``KeyboardInterrupt`` raised
 by a plugin, as the failure of that run.
+
+Stopping a run from outside is another matter: :func:`signals_interrupt_run` turns the user's Ctrl-C
+(SIGINT) and a ``kill`` (SIGTERM) that arrive while a run computes into :class:`RunInterrupted`, which
+the conductor records as ``status: "interrupted"`` and the CLI turns into the end of the whole sweep
+(exit status 130 or 143, whatever ``continue_on_error`` says). A ``KeyboardInterrupt`` that a plugin
+raises itself is not a signal: it stays that run's failure.
 """
 
 from __future__ import annotations
@@ -44,6 +50,53 @@ class RunTimeLimitExceeded(BaseException):
     """The run went past its ``time_limit`` (seconds)."""
 
 
+class RunInterrupted(KeyboardInterrupt):
+    """A signal from outside (SIGINT: Ctrl-C; SIGTERM: ``kill``) stopped the run; the sweep ends with it.
+
+    A ``KeyboardInterrupt`` so that code which cleans up on Ctrl-C (joblib aborting its workers) does so,
+    and ``except Exception`` in a plugin cannot swallow it. ``exit_status`` is the shell's 128 + signal.
+    """
+
+    def __init__(self, signum: int):
+        self.signum = int(signum)
+        self.signal_name = signal.Signals(signum).name
+        self.exit_status = 128 + self.signum
+        how = "Ctrl-C" if signum == signal.SIGINT else "a kill"
+        super().__init__(f"the run was interrupted by {self.signal_name} ({how})")
+
+    def __reduce__(self):  # picklable (an isolated run's child sends it to its parent)
+        return (type(self), (self.signum,))
+
+
+#: The signals that interrupt a run (:func:`signals_interrupt_run`).
+INTERRUPT_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+@contextmanager
+def signals_interrupt_run():
+    """While the body runs, SIGINT and SIGTERM raise :class:`RunInterrupted` where the main thread is.
+
+    The previous handlers come back when the body ends, before the conductor writes the record (a second
+    Ctrl-C while it does is an ordinary one). Outside the main thread (a launcher's worker thread) this
+    does nothing: Python delivers signals to the main thread only.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame):
+        raise RunInterrupted(signum)
+
+    previous = {}
+    try:
+        for signum in INTERRUPT_SIGNALS:
+            previous[signum] = signal.signal(signum, interrupt)
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
+
+
 class RunProcessDied(RuntimeError):
     """The child process of an isolated run ended without a result (a crash, ``os._exit``, a signal)."""
 
@@ -70,6 +123,62 @@ def time_limit(seconds: float | None):
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+# ------------------------------------------------------------------ threads a plugin leaves behind
+#: Seconds the CLI waits, after its last run, for threads that plugins started and did not end.
+LINGER_JOIN_S = 5.0
+
+
+def _thread_origin(thread: threading.Thread) -> str:
+    target = getattr(thread, "_target", None)
+    module = getattr(target, "__module__", None) or type(thread).__module__
+    return f"{thread.name!r} (started by {module}.{getattr(target, '__qualname__', type(thread).__qualname__)})"
+
+
+#: Modules whose non-daemon threads end by themselves when the interpreter exits (their pools register an exit
+#: hook that Python runs before it waits for threads): joblib's loky executor, concurrent.futures, multiprocessing.
+SELF_ENDING_THREAD_MODULES = ("joblib.", "concurrent.futures.", "multiprocessing.")
+
+
+def _ends_at_exit(thread: threading.Thread) -> bool:
+    target = getattr(thread, "_target", None)
+    modules = (type(thread).__module__ or "", getattr(target, "__module__", None) or "")
+    return any(m.startswith(SELF_ENDING_THREAD_MODULES) for m in modules)
+
+
+def lingering_threads(join_s: float = LINGER_JOIN_S) -> list[threading.Thread]:
+    """Non-daemon threads other than this one that are still alive after waiting up to ``join_s`` seconds
+    in all for them to end. Python waits for every such thread before a process exits: a plugin's
+    forgotten worker thread would keep the CLI alive forever after its results are written."""
+    deadline = time.monotonic() + join_s
+    alive = []
+    for thread in threading.enumerate():
+        if thread is threading.current_thread() or thread.daemon or not thread.is_alive() or _ends_at_exit(thread):
+            continue
+        thread.join(max(0.0, deadline - time.monotonic()))
+        if thread.is_alive():
+            alive.append(thread)
+    return alive
+
+
+def exit_despite_threads(status: int, join_s: float = LINGER_JOIN_S) -> None:
+    """End the process with ``status`` once every record is written: wait up to ``join_s`` seconds for
+    non-daemon threads that plugins left running, then, if some still run, warn naming each and leave
+    through ``os._exit`` (after flushing stdout and stderr) instead of waiting for them forever.
+    Returns (and the caller exits normally) when no such thread is left."""
+    alive = lingering_threads(join_s)
+    if not alive:
+        return
+    names = ", ".join(_thread_origin(t) for t in alive)
+    print(f"lfabench: warning: {len(alive)} thread(s) that a plugin started still run {join_s:g} s after the last "
+          f"run ended: {names}; exiting without them (the records are written)", file=sys.stderr)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(status)
 
 
 # ------------------------------------------------------------------ one run in a child process

@@ -11,6 +11,16 @@ What a parameter expects comes from the factory's type annotations (``int``, ``f
 default takes integers only, a ``float`` default any real number, a ``bool`` default booleans, a
 ``str`` default strings). Parameters whose expectation cannot be told (no annotation, ``None``
 default) are left to the plugin.
+
+What values a parameter takes (``n_clusters`` at least 1, ``test_fraction`` strictly between 0 and 1)
+comes from scikit-learn's constraint convention: a factory's ``_parameter_constraints``
+(``{name: [Interval(Integral, 1, None, closed="left"), None, ...]}``, checked with
+:func:`sklearn.utils._param_validation.validate_parameter_constraints`), on top of
+:data:`CONVENTIONS`, the constraints of the parameter names every plugin uses with one meaning
+(a plugin's own ``_parameter_constraints`` entry replaces the convention of that name).
+Checks that need the dataset (``k`` no larger than the training set) are the plugin's
+``check_setting(dataset, seed)`` (:func:`check_setting`), called once the dataset is
+listed and before any descriptor is extracted.
 """
 
 from __future__ import annotations
@@ -19,9 +29,30 @@ import inspect
 import numbers
 import types
 import typing
+from numbers import Integral, Real
 from typing import Any, Callable
 
+from sklearn.utils._param_validation import InvalidParameterError, Interval, validate_parameter_constraints
+
 _NO_RULE = object()
+
+#: The largest seed: NumPy's legacy ``RandomState`` and scikit-learn take seeds in [0, 2**32 - 1].
+MAX_SEED = 2**32 - 1
+_COUNT = Interval(Integral, 1, None, closed="left")
+_SEED = Interval(Integral, 0, MAX_SEED, closed="both")
+
+#: Constraints of parameter names that mean the same in every plugin (scikit-learn's constraint lists;
+#: ``None`` is accepted as well wherever the plugin's signature allows it: see :func:`constraints`).
+CONVENTIONS: dict[str, list] = {
+    **{name: [_COUNT] for name in (
+        "n_clusters", "n_components", "n_atoms", "n_prototypes", "n_anchors", "n_estimators", "n_neighbors",
+        "kmeans_iter", "gmm_iter", "max_iter", "max_training_descriptors", "max_whitening_descriptors",
+        "descriptors_per_image", "batch_size", "k")},
+    "random_state": [_SEED],
+    "seed": [_SEED],
+    "test_fraction": [Interval(Real, 0, 1, closed="neither")],
+    "labelled_fraction": [Interval(Real, 0, 1, closed="right")],
+}
 
 
 class ConfigError(ValueError):
@@ -94,8 +125,31 @@ def expectations(factory: Callable) -> tuple[dict[str, Any], bool]:
     return out, any_keyword
 
 
+def _allows_none(factory: Callable, name: str, annotation) -> bool:
+    if annotation is not _NO_RULE and conforms(None, annotation) and annotation is not inspect.Parameter.empty:
+        return True
+    try:
+        param = inspect.signature(factory).parameters.get(name)
+    except (TypeError, ValueError):
+        return False
+    return param is not None and param.default is None
+
+
+def constraints(factory: Callable) -> dict[str, list]:
+    """The value constraints of ``factory``'s parameters (scikit-learn's format): :data:`CONVENTIONS` for
+    the names it takes (plus ``None`` where its signature allows it), replaced by its own
+    ``_parameter_constraints``."""
+    expected, _ = expectations(factory)
+    out = {}
+    for name, annotation in expected.items():
+        if name in CONVENTIONS:
+            out[name] = list(CONVENTIONS[name]) + ([None] if _allows_none(factory, name, annotation) else [])
+    out.update(getattr(factory, "_parameter_constraints", None) or {})
+    return out
+
+
 def check_params(kind: str, name: str, factory: Callable, params: dict[str, Any]) -> None:
-    """Raise :class:`ConfigError` for an unknown parameter or a value of the wrong type."""
+    """Raise :class:`ConfigError` for an unknown parameter, a value of the wrong type or out of its range."""
     expected, any_keyword = expectations(factory)
     for key, value in params.items():
         if key not in expected:
@@ -106,10 +160,37 @@ def check_params(kind: str, name: str, factory: Callable, params: dict[str, Any]
         if not conforms(value, expected[key]):
             raise ConfigError(f"{kind} {name!r}: parameter {key}={value!r} must be {_describe(expected[key])} "
                               f"(`{kind}.params.{key}=...`)")
+    rules = constraints(factory)
+    for key, value in params.items():
+        if key not in rules:
+            continue
+        try:
+            validate_parameter_constraints({key: rules[key]}, {key: value}, caller_name=f"{kind} {name!r}")
+        except InvalidParameterError as exc:
+            # scikit-learn's message names the parameter, the plugin, the range and the value
+            raise ConfigError(f"{exc} (`{kind}.params.{key}=...`)") from None
+
+
+def check_setting(kind: str, name: str, plugin: Any, dataset: Any, seed: int) -> None:
+    """Run ``plugin.check_setting(dataset, seed)`` where the plugin declares it: the checks of its parameters
+    against the dataset (e.g. ``k`` against the number of training samples), before anything is computed.
+    A ``ValueError`` it raises becomes a :class:`ConfigError` naming the plugin."""
+    check = getattr(plugin, "check_setting", None)
+    if not callable(check):
+        return
+    try:
+        check(dataset, seed)
+    except ConfigError:
+        raise
+    except ValueError as exc:
+        raise ConfigError(f"{kind} {name!r}: {exc}") from exc
 
 
 def check_seed(seed: Any) -> int:
-    """The run's seed as an int; booleans, fractions and text are refused (never ``true`` read as 1)."""
+    """The run's seed as an int in [0, 2**32 - 1]; booleans, fractions, text and negative numbers are refused
+    (never ``true`` read as 1; NumPy's and scikit-learn's generators take no negative seed)."""
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
         raise ConfigError(f"seed={seed!r} must be an integer (e.g. seed=0)")
+    if not 0 <= seed <= MAX_SEED:
+        raise ConfigError(f"seed={seed!r} must be an integer from 0 to {MAX_SEED} (e.g. seed=0)")
     return int(seed)

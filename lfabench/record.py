@@ -68,7 +68,7 @@ class RunRecord(TypedDict, total=False):
     """One run's ``result.json`` (``schema_version`` 2). Times in seconds, memory in MiB, dates ISO-8601 UTC."""
 
     schema_version: int
-    status: Literal["running", "ok", "failed"]
+    status: Literal["running", "ok", "failed", "interrupted"]  # interrupted: SIGINT/SIGTERM from outside
     error: RecordError | None
     plugins: dict[str, PluginOrigin]         # kind -> origin
     config: dict[str, Any]                   # the resolved config (Hydra), seeds included
@@ -79,8 +79,11 @@ class RunRecord(TypedDict, total=False):
     isolate: str                             # where the run ran (config `isolate`): "none" in-process, "process"
     metrics: dict[str, float]
     timings_s: dict[str, float]              # per stage, and "total"
-    peak_rss_mb: float | None                # peak resident memory of the process
+    peak_rss_mb: float | None                # this run's peak resident memory (see RunRecorder; not the process's
+                                             # lifetime peak: an earlier run of a sweep never shows here)
     peak_rss_mb_by_stage: dict[str, float]   # sampled every 20 ms during each stage
+    rss_at_start_mb: float | None            # resident memory of the process when the run began (in a sweep:
+                                             # what earlier runs left allocated); peak - start: the run's own
     dataset: dict[str, Any] | None           # name, task, n_samples, fingerprint, ...
     descriptors: dict[str, Any]              # n_descriptors, dim, empty_samples, extractor, cap rule, cache
     split: dict[str, Any] | None             # the protocol's split (and per-query results)
@@ -108,7 +111,7 @@ _FIELD_TYPES = {"schema_version": int, "status": str, "error": (dict, type(None)
                 "setting": dict, "ignored_params": list, "seed": (int, type(None)),
                 "time_limit_s": (float, int, type(None)), "isolate": str, "metrics": dict, "timings_s": dict,
                 "peak_rss_mb": (float, int, type(None)),
-                "peak_rss_mb_by_stage": dict, "dataset": (dict, type(None)), "descriptors": dict,
+                "peak_rss_mb_by_stage": dict, "rss_at_start_mb": (float, int, type(None)), "dataset": (dict, type(None)), "descriptors": dict,
                 "split": (dict, type(None)), "fit_cache": list, "fit_info": dict, "prototypes": dict, "output_dim": int, "started_at": str,
                 "finished_at": (str, type(None)), "lfabench_version": str, "git_revision": (str, type(None)),
                 "host": dict, "run_dir": str, "provenance": dict, "predictions": (dict, type(None)),
@@ -159,8 +162,8 @@ def check_record(data: Any, source: str = "record") -> RunRecord:
         if expected is not None and (not isinstance(value, expected) or (expected is int and isinstance(value, bool))):
             raise ValueError(f"{source}: run record field {field!r} is a {type(value).__name__}, "
                              f"not what the schema says ({RunRecord.__annotations__[field]})")
-    if data["status"] not in ("running", "ok", "failed"):
-        raise ValueError(f"{source}: run record status {data['status']!r} is not running, ok or failed")
+    if data["status"] not in ("running", "ok", "failed", "interrupted"):
+        raise ValueError(f"{source}: run record status {data['status']!r} is not running, ok, failed or interrupted")
     return data
 
 
@@ -276,6 +279,10 @@ def current_rss_mb() -> float | None:
         return None
 
 
+def _round_or_none(value: float | None) -> float | None:
+    return None if value is None else round(value, 1)
+
+
 class _RssSampler(threading.Thread):
     """Samples the resident memory every ``interval`` seconds while a stage runs (peak per stage)."""
 
@@ -375,6 +382,12 @@ class RunRecorder:
     >>> with rec.stage("fit"):
     ...     agg.fit(bags, y)
     >>> rec.finish_ok(metrics)          # or rec.finish_failed(exc) when a stage raised
+
+    Memory: ``peak_rss_mb`` is the highest resident memory of the process sampled (every 20 ms) while
+    this run's stages ran, or, for a run in a child process (``isolate=process``), that child's peak.
+    ``ru_maxrss`` is not used in-process: it is the process's peak since it started, so in a sweep a
+    run would inherit the peak of any earlier run. Memory an earlier run left allocated is still
+    resident and counts; ``rss_at_start_mb`` says how much the process held when this run began.
     """
 
     def __init__(self, run_dir: Path, config: dict, seed: int):
@@ -388,7 +401,7 @@ class RunRecorder:
         self.data: RunRecord = {
             "schema_version": SCHEMA_VERSION, "status": "running", "error": None, "plugins": {},
             "config": config, "seed": seed, "metrics": {}, "timings_s": {}, "peak_rss_mb": None,
-            "peak_rss_mb_by_stage": {},
+            "peak_rss_mb_by_stage": {}, "rss_at_start_mb": _round_or_none(current_rss_mb()),
             "dataset": None, "split": None, "started_at": now_iso(), "finished_at": None,
             "lfabench_version": _provenance.source_version(), "git_revision": git_revision(),
             "host": host_info(),
@@ -477,8 +490,7 @@ class RunRecorder:
     def _close(self, status: str) -> None:
         self.data["status"] = status
         self.data["timings_s"]["total"] = round(time.perf_counter() - self._t0, 6)
-        self.data["peak_rss_mb"] = (round(peak_rss_mb(), 1) if self._peak_elsewhere is None
-                                    else self._peak_elsewhere[0])
+        self.data["peak_rss_mb"] = self._run_peak_mb() if self._peak_elsewhere is None else self._peak_elsewhere[0]
         self.data["finished_at"] = now_iso()
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self._write_diff()
@@ -487,18 +499,27 @@ class RunRecorder:
         self.data["digest"] = payload["digest"]
         write_json_atomic(self.path, payload)
 
+    def _run_peak_mb(self) -> float:
+        """The highest memory sampled during this run's stages (and now); ``ru_maxrss`` where nothing can be
+        sampled (no ``/proc``)."""
+        now = current_rss_mb()
+        if now is None:
+            return round(peak_rss_mb(), 1)
+        return round(max([now, *self.data["peak_rss_mb_by_stage"].values()]), 1)
+
     def finish_ok(self, metrics: dict[str, float]) -> None:
         self.data["metrics"] = {k: float(v) for k, v in metrics.items()}
         self._close("ok")
 
-    def finish_failed(self, exc: BaseException, traceback_text: str | None = None) -> None:
+    def finish_failed(self, exc: BaseException, traceback_text: str | None = None, status: str = "failed") -> None:
         """Record ``exc`` as the failure of the current stage (``traceback_text``: where the run really was,
-        when ``exc`` was raised elsewhere, e.g. by the parent of a killed isolated run)."""
+        when ``exc`` was raised elsewhere, e.g. by the parent of a killed isolated run); ``status``
+        ``"interrupted"`` when a signal from outside stopped it (:class:`lfabench.isolation.RunInterrupted`)."""
         if traceback_text is None:
             traceback_text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
         self.data["error"] = {"type": type(exc).__name__, "message": str(exc), "stage": self.current_stage,
                               "traceback": traceback_text}
-        self._close("failed")
+        self._close(status)
 
 
 def read_record(path: Path) -> RunRecord:

@@ -6,16 +6,28 @@ exactly like third-party ones, and are loaded by the same code path.
 
 A plugin module that fails to import, or whose hook raises, is reported (warning
 and :attr:`PluginRegistry.failures`) with its distribution name and version; the
-other plugins keep working. Two plugins claiming one ``(kind, name)`` is a
-:class:`PluginConflictError` naming both, raised when that name is used.
+other plugins keep working. That includes a ``KeyboardInterrupt`` or any other
+``BaseException`` a plugin raises while importing or declaring itself; only a real
+Ctrl-C (SIGINT) that arrives meanwhile still stops the command.
+
+Every plugin can be named ``<distribution>:<name>`` (``lfabench:bow``, ``acme-lfabench:bow``).
+When several plugins claim one ``(kind, name)``:
+
+* if one of them is built in (distribution ``lfabench``), the plain name stays the built-in's (records,
+  boards and commands that say ``bow`` keep meaning lfabench's BoW); the others are reachable by their
+  qualified name only, and one :class:`PluginNameWarning` per name says so, naming every distribution;
+* otherwise the plain name is ambiguous: using it is a :class:`PluginConflictError` naming every
+  claimant and their qualified names (never "unknown plugin"); the qualified names work.
 """
 
 from __future__ import annotations
 
 import difflib
 import importlib.metadata as importlib_metadata
+import signal
 import threading
 import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import pluggy
@@ -36,16 +48,66 @@ _HOOKS = {
 }
 
 
+#: The distribution of the built-in plugins: it keeps a plain name that a third-party package also claims.
+BUILTIN_DISTRIBUTION = "lfabench"
+
+
 class PluginLoadWarning(UserWarning):
     """A plugin failed to import or register; it is skipped."""
+
+
+class PluginNameWarning(UserWarning):
+    """A third-party plugin claims a built-in plugin's name: the built-in keeps it, the other is qualified."""
 
 
 class UnknownPluginError(LookupError):
     """No plugin of that kind has that name (the message lists the available ones)."""
 
 
-class PluginConflictError(RuntimeError):
-    """Two plugins claim the same kind and name."""
+class PluginConflictError(LookupError, RuntimeError):
+    """Two third-party plugins claim the same kind and name, and the plain name was used.
+
+    A ``LookupError`` like :class:`UnknownPluginError` (the name finds no single plugin: readers of old
+    records treat both alike) and, as it always was, a ``RuntimeError``."""
+
+
+def qualified_name(spec: PluginSpec) -> str:
+    """``<distribution>:<name>``: the name of ``spec`` that no other installed plugin can claim."""
+    return f"{spec.distribution}:{spec.name}"
+
+
+class _Interrupts:
+    """Tells a real Ctrl-C (SIGINT) apart from a ``KeyboardInterrupt`` that plugin code raises itself."""
+
+    def __init__(self):
+        self.signalled = False
+
+    @contextmanager
+    def watching(self):
+        if threading.current_thread() is not threading.main_thread():
+            yield self
+            return
+        try:
+            previous = signal.getsignal(signal.SIGINT)
+        except ValueError:  # pragma: no cover - no signal support here
+            yield self
+            return
+
+        def on_sigint(signum, frame):
+            self.signalled = True
+            if callable(previous):
+                previous(signum, frame)
+            raise KeyboardInterrupt
+
+        signal.signal(signal.SIGINT, on_sigint)
+        try:
+            yield self
+        finally:
+            signal.signal(signal.SIGINT, previous)
+
+    def is_plugin_fault(self, exc: BaseException) -> bool:
+        """Whether ``exc``, raised by plugin code, is that plugin's fault (not the user's Ctrl-C)."""
+        return not (isinstance(exc, KeyboardInterrupt) and self.signalled)
 
 
 @dataclass
@@ -79,6 +141,7 @@ class PluginRegistry:
         self._origin: dict[int, tuple[str, str, str]] = {}  # id(plugin) -> (dist, version, module)
         self._specs: dict[str, dict[str, PluginSpec]] | None = None
         self._conflicts: dict[tuple[str, str], list[PluginSpec]] = {}
+        self._qualified: dict[str, dict[str, PluginSpec]] = {k: {} for k in KINDS}
         if load_entry_points:
             self.load_entry_points()
 
@@ -86,6 +149,7 @@ class PluginRegistry:
     def load_entry_points(self, group: str = ENTRY_POINT_GROUP) -> None:
         """Import and register every module of the entry-point group, reporting failures."""
         seen = set()
+        interrupts = _Interrupts()
         for ep in importlib_metadata.entry_points(group=group):
             dist, version = _dist_of(ep)
             key = (ep.name, ep.value)
@@ -93,8 +157,11 @@ class PluginRegistry:
                 continue
             seen.add(key)
             try:
-                obj = ep.load()
-            except (Exception, SystemExit) as exc:  # noqa: BLE001 - not even sys.exit at import takes the CLI down
+                with interrupts.watching():
+                    obj = ep.load()
+            except BaseException as exc:  # noqa: BLE001 - not even sys.exit or KeyboardInterrupt at import takes the CLI down
+                if not interrupts.is_plugin_fault(exc):
+                    raise
                 self._fail(ep.name, dist, version, f"{type(exc).__name__}: {exc}")
                 continue
             self.register(obj, name=f"{dist}:{ep.name}", distribution=dist, version=version)
@@ -119,28 +186,47 @@ class PluginRegistry:
     def _collect(self) -> dict[str, dict[str, PluginSpec]]:
         if self._specs is not None:
             return self._specs
-        specs: dict[str, dict[str, PluginSpec]] = {k: {} for k in KINDS}
-        conflicts: dict[tuple[str, str], list[PluginSpec]] = {}
+        claims: dict[str, dict[str, list[PluginSpec]]] = {k: {} for k in KINDS}
+        interrupts = _Interrupts()
         for kind, hook_name in _HOOKS.items():
             for impl in getattr(self.pm.hook, hook_name).get_hookimpls():
                 dist, version, module = self._origin.get(id(impl.plugin), ("<local>", "", impl.plugin_name))
                 try:
-                    returned = impl.function() or []
-                    items = list(returned)
+                    with interrupts.watching():
+                        returned = impl.function() or []
+                        items = list(returned)
                     for spec in items:
                         if not isinstance(spec, PluginSpec):
                             raise TypeError(f"{hook_name} must return PluginSpec objects, got {type(spec).__name__}")
-                except (Exception, SystemExit) as exc:  # noqa: BLE001
+                except BaseException as exc:  # noqa: BLE001 - a plugin's KeyboardInterrupt/SystemExit too
+                    if not interrupts.is_plugin_fault(exc):
+                        raise
                     self._fail(impl.plugin_name, dist, version, f"{hook_name}() raised {type(exc).__name__}: {exc}")
                     continue
                 for spec in items:
                     spec.kind, spec.distribution, spec.version, spec.module = kind, dist, version, module
-                    other = specs[kind].get(spec.name)
-                    if other is not None:
-                        conflicts.setdefault((kind, spec.name), [other]).append(spec)
-                        continue
-                    specs[kind][spec.name] = spec
-        self._specs, self._conflicts = specs, conflicts
+                    claims[kind].setdefault(spec.name, []).append(spec)
+        specs: dict[str, dict[str, PluginSpec]] = {k: {} for k in KINDS}
+        conflicts: dict[tuple[str, str], list[PluginSpec]] = {}
+        qualified: dict[str, dict[str, PluginSpec]] = {k: {} for k in KINDS}
+        for kind, by_name in claims.items():
+            for name, claimants in by_name.items():
+                for spec in claimants:
+                    qualified[kind].setdefault(qualified_name(spec), spec)
+                specs[kind][name] = claimants[0]
+                if len(claimants) == 1:
+                    continue
+                builtin = [s for s in claimants if s.distribution == BUILTIN_DISTRIBUTION]
+                if len(builtin) == 1:
+                    specs[kind][name] = builtin[0]
+                    others = ", ".join(f"{qualified_name(s)} ({s.module}, {s.distribution} {s.version})"
+                                       for s in claimants if s is not builtin[0])
+                    warnings.warn(f"{kind} plugin name {name!r} is lfabench's built-in ({builtin[0].module}) and is "
+                                  f"also claimed by {others}: {name!r} means the built-in; use the qualified name "
+                                  f"for the other", PluginNameWarning, stacklevel=3)
+                else:
+                    conflicts[(kind, name)] = claimants
+        self._specs, self._conflicts, self._qualified = specs, conflicts, qualified
         return specs
 
     def conflicts(self) -> list[PluginConflictError]:
@@ -148,15 +234,29 @@ class PluginRegistry:
         return [self._conflict_error(k, n) for (k, n) in self._conflicts]
 
     def _conflict_error(self, kind: str, name: str) -> PluginConflictError:
-        claims = "; ".join(f"{s.module} ({s.distribution} {s.version})" for s in self._conflicts[(kind, name)])
+        claimants = self._conflicts[(kind, name)]
+        claims = "; ".join(f"{s.module} ({s.distribution} {s.version})" for s in claimants)
+        choose = " or ".join(f"{kind}={qualified_name(s)}" for s in claimants)
         return PluginConflictError(f"{kind} plugin name {name!r} is claimed by more than one plugin: {claims}. "
-                                   f"Uninstall or rename one of them.")
+                                   f"Choose one by its qualified name ({choose}), or uninstall one of them.")
 
     def names(self, kind: str) -> list[str]:
-        """Sorted names of the plugins of ``kind`` (conflicting names excluded)."""
+        """Sorted names of the plugins of ``kind`` (ambiguous names excluded; see :meth:`qualified_names`)."""
         _check_kind(kind)
         specs = self._collect()
         return sorted(n for n in specs[kind] if (kind, n) not in self._conflicts)
+
+    def ambiguous_names(self, kind: str) -> list[str]:
+        """Names of ``kind`` that several third-party plugins claim (usable by qualified name only)."""
+        _check_kind(kind)
+        self._collect()
+        return sorted(n for (k, n) in self._conflicts if k == kind)
+
+    def qualified_names(self, kind: str) -> list[str]:
+        """``<distribution>:<name>`` of every plugin of ``kind``."""
+        _check_kind(kind)
+        self._collect()
+        return sorted(self._qualified[kind])
 
     def specs(self, kind: str | None = None) -> list[PluginSpec]:
         """All plugin specs (of one kind, or of every kind), sorted by kind then name."""
@@ -164,16 +264,24 @@ class PluginRegistry:
         kinds = KINDS if kind is None else (_check_kind(kind),)
         return [specs[k][n] for k in kinds for n in sorted(specs[k])]
 
+    def qualified_specs(self) -> list[tuple[str, PluginSpec]]:
+        """``(qualified name, spec)`` of every plugin, those that lost or share a plain name included."""
+        self._collect()
+        return [(q, self._qualified[k][q]) for k in KINDS for q in sorted(self._qualified[k])]
+
     def get_spec(self, kind: str, name: str) -> PluginSpec:
         """The :class:`PluginSpec` of ``kind`` called ``name``.
 
-        Raises :class:`UnknownPluginError` (with the available names and the closest
-        match) or :class:`PluginConflictError`.
+        ``name`` is a plain name or a qualified one (``<distribution>:<name>``). Raises
+        :class:`UnknownPluginError` (with the available names and the closest match) or
+        :class:`PluginConflictError` (a plain name that several third-party plugins claim).
         """
         _check_kind(kind)
         specs = self._collect()
         if (kind, name) in self._conflicts:
             raise self._conflict_error(kind, name)
+        if name not in specs[kind] and name in self._qualified[kind]:
+            return self._qualified[kind][name]
         if name not in specs[kind]:
             raise UnknownPluginError(unknown_message(kind, name, self.names(kind)))
         return specs[kind][name]

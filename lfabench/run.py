@@ -14,8 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from .fingerprint import array_digest, bags_fingerprint, fitted_fingerprint
-from .isolation import ISOLATION_MODES, RunProcessDied, RunTimeLimitExceeded, call_in_child, time_limit
-from .params import ConfigError, check_params, check_seed
+from .images import DEFAULT_MAX_IMAGE_PIXELS
+from .isolation import (ISOLATION_MODES, RunInterrupted, RunProcessDied, RunTimeLimitExceeded, call_in_child,
+                        signals_interrupt_run, time_limit)
+from .params import ConfigError, check_params, check_seed, check_setting
 from .plugin import KINDS
 from .prototypes import save_prototypes
 from .record import RunRecorder, plugin_setting
@@ -103,11 +105,11 @@ def _run_here(cfg: dict[str, Any], run_dir: Path | str, setting: dict[str, Any] 
             raise ConfigError(f"isolate={isolate!r} must be one of {', '.join(ISOLATION_MODES)}")
         threads = _threads(cfg)
         rec.data["determinism"] = {"threads": threads, "pinned": pinned_pools() if threads is not None else []}
-        with fixed_threads(threads), time_limit(None if report is not None else time_limit_s):
+        with signals_interrupt_run(), fixed_threads(threads), time_limit(None if report is not None else time_limit_s):
             metrics = _run_stages(rec, cfg, cfg.get("seed", 0))
     except BaseException as exc:
         try:
-            rec.finish_failed(exc)
+            rec.finish_failed(exc, status="interrupted" if isinstance(exc, RunInterrupted) else "failed")
         except OSError as write_error:  # the run's own error goes on; where its record went is said first
             print(f"lfabench run: {_unsaved(rec, write_error)}", file=sys.stderr, flush=True)
         raise
@@ -152,7 +154,13 @@ def _child_run(cfg: dict[str, Any], run_dir: str, setting: dict[str, Any] | None
 def _run_isolated(cfg: dict[str, Any], run_dir: Path, setting: dict[str, Any] | None, time_limit_s) -> dict[str, Any]:
     """The run in a child process; when the child is killed at the time limit or dies, its record is
     finished here from its last report (stage, timings so far) and the error is raised."""
-    out = call_in_child(_child_run, (cfg, str(run_dir), setting, time_limit_s), time_limit_s)
+    try:
+        with signals_interrupt_run():
+            out = call_in_child(_child_run, (cfg, str(run_dir), setting, time_limit_s), time_limit_s)
+    except RunInterrupted as exc:  # the child was killed on the way out; its own record, if it wrote one, stays
+        if not _finished_record(run_dir):
+            _recorder(cfg, run_dir, setting, time_limit_s, "process").finish_failed(exc, status="interrupted")
+        raise
     if out.status == "returned":
         return out.value
     if out.status == "raised":
@@ -180,6 +188,16 @@ def _run_isolated(cfg: dict[str, Any], run_dir: Path, setting: dict[str, Any] | 
     raise exc
 
 
+def _finished_record(run_dir: Path) -> bool:
+    """Whether ``run_dir`` holds a record that a run finished (the child of an isolated run writes its own)."""
+    try:
+        import json
+
+        return json.loads((run_dir / "result.json").read_text()).get("status") not in (None, "running")
+    except (OSError, ValueError):
+        return False
+
+
 def _run_stages(rec: RunRecorder, cfg: dict[str, Any], raw_seed) -> dict[str, float]:
     """The stages of one run, each timed in ``rec``; returns the metrics."""
     with rec.stage("config"):  # every parameter is checked, every plugin built, before anything is computed
@@ -187,6 +205,10 @@ def _run_stages(rec: RunRecorder, cfg: dict[str, Any], raw_seed) -> dict[str, fl
         skip_corrupt = cfg.get("skip_corrupt_images", False)
         if not isinstance(skip_corrupt, bool):
             raise ConfigError(f"skip_corrupt_images={skip_corrupt!r} must be true or false")
+        max_pixels = cfg.get("max_image_pixels", DEFAULT_MAX_IMAGE_PIXELS)
+        if max_pixels is not None and (isinstance(max_pixels, bool) or not isinstance(max_pixels, int)
+                                       or max_pixels < 1):
+            raise ConfigError(f"max_image_pixels={max_pixels!r} must be a positive integer or null (no cap)")
         registry = get_registry()
         specs = {kind: registry.get_spec(kind, (cfg.get(kind) or {}).get("name", "")) for kind in KINDS}
         rec.data["plugins"] = {k: {"name": s.name, "version": s.version, "distribution": s.distribution,
@@ -198,9 +220,15 @@ def _run_stages(rec: RunRecorder, cfg: dict[str, Any], raw_seed) -> dict[str, fl
         rec.data["ignored_params"] = ignored_params(aggregator, evaluator)
         check_task(specs["dataset"], _params(cfg, "dataset"), specs["evaluator"].name, evaluator, registry)
     with rec.stage("dataset"):
-        dataset = specs["dataset"].factory(**_params(cfg, "dataset"))
+        try:
+            dataset = specs["dataset"].factory(**_params(cfg, "dataset"))
+        except (ValueError, TypeError) as exc:  # a dataset factory checks its parameters as it lists the files
+            raise ConfigError(f"dataset {specs['dataset'].name!r}: {exc}") from exc
         dataset.skip_corrupt_images = skip_corrupt
+        dataset.max_image_pixels = max_pixels
         rec.data["dataset"] = dataset.summary()
+        for kind, plugin in (("descriptor", descriptor), ("evaluator", evaluator), ("aggregator", aggregator)):
+            check_setting(kind, specs[kind].name, plugin, dataset, seed)  # parameters against the data, before work
     with rec.stage("descriptors"):
         # descriptors have their own switch: a timing run refits codebooks (cache=false) but need not
         # re-extract SIFT for every method, which it does not time as aggregation anyway

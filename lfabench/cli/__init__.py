@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import warnings
 from pathlib import Path
@@ -23,7 +24,8 @@ commands:
   data fetch|add|verify|list  get, register and check datasets (data root: $LFABENCH_DATA)
   cache list|clear          show or delete cached descriptors and other arrays
 
-`lfabench <command> --help` for details.
+`lfabench <command> --help` for details. `lfabench --debug <command> ...` prints the traceback of an error
+that is otherwise one message (a run's record keeps it either way).
 """
 
 
@@ -97,8 +99,37 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: Exit status of a command whose reader went away (``lfabench cache list | head``): 128 + SIGPIPE, what
+#: a shell reports for any program ended by a closed pipe.
+EXIT_BROKEN_PIPE = 141
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Every command; output into a pipe that its reader closed (``| head``) ends it quietly, whatever the command."""
+    try:
+        status = _main(argv)
+        sys.stdout.flush()  # here, not at interpreter exit where a closed pipe gives a traceback
+        return status
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null: the interpreter flushes it at exit, which would raise a second BrokenPipeError
+    (the recipe of Python's ``signal`` documentation, "Note on SIGPIPE")."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # stdout already closed or not a real file
+        pass
+
+
+def _main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["--debug"]:
+        argv = argv[1:]
+        os.environ["LFABENCH_DEBUG"] = "1"  # read where a user error is reported (lfabench.cli.run.DEBUG_ENV)
     if not argv or argv[0] in ("-h", "--help"):
         print(USAGE)
         return 0

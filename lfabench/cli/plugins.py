@@ -31,7 +31,11 @@ def list_plugins() -> int:
     from ..registry import get_registry
 
     reg = get_registry()
-    rows = [(s.kind, s.name, s.version or "-", s.distribution, s.description) for s in reg.specs()]
+    # every plugin, also one that shares its name: those are listed by the qualified name they answer to
+    plain = {(s.kind, s.name): s for s in reg.specs() if s.name not in reg.ambiguous_names(s.kind)}
+    rows = [(s.kind, s.name if plain.get((s.kind, s.name)) is s else q, s.version or "-", s.distribution,
+             s.description) for q, s in reg.qualified_specs()]
+    rows.sort(key=lambda r: (r[0], r[1]))
     header = ("kind", "name", "version", "distribution", "description")
     widths = [max(len(r[i]) for r in rows + [header]) for i in range(4)]
     print("  ".join(h.ljust(w) for h, w in zip(header[:4], widths)) + "  " + header[4])

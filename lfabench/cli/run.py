@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import inspect
 import logging
+import os
 import sys
+import traceback
 from importlib import resources
 from pathlib import Path
 
@@ -22,10 +24,13 @@ from .orphans import exit_with_sweep, mark_sweep_process
 from .summary import format_result, quiet_console, strip_verbose
 
 CONFIG_PACKAGE = "lfabench_conf"
+#: Set (by ``lfabench --debug``) to print a user error's traceback under its one-line message.
+DEBUG_ENV = "LFABENCH_DEBUG"
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
     from ..dataset import CorruptImageError
+    from ..describe import DescriptorDataError
     from ..params import ConfigError
     from ..registry import PluginConflictError, UnknownPluginError
     from ..run import RecordNotSavedError
@@ -34,7 +39,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     # FileNotFoundError covers DatasetNotFoundError and a descriptor file or folder that is not there;
     # WriteError: a file that could not be written (disk full...), named
     return (ConfigError, UnknownPluginError, PluginConflictError, FileNotFoundError, CorruptImageError,
-            RecordNotSavedError, WriteError)
+            RecordNotSavedError, WriteError, DescriptorDataError)
 
 
 #: Errors a user caused and can fix (bad parameter, missing data...): one message, no traceback.
@@ -102,6 +107,9 @@ def register_plugin_configs() -> None:
             continue  # the yaml file wins; storing both would make Hydra treat the node as a schema
         node, package = with_protocol(spec, plugin_config(spec))
         cs.store(group=spec.kind, name=spec.name, node=node, package=package, provider=spec.distribution)
+    for qualified, spec in get_registry().qualified_specs():  # `aggregator=acme-lfabench:bow` (lfabench.registry)
+        node, package = with_protocol(spec, dict(plugin_config(spec), name=qualified))
+        cs.store(group=spec.kind, name=qualified, node=node, package=package, provider=spec.distribution)
     register_cap_configs(cs, get_registry().specs("dataset"))  # a dataset's own per-image caps
 
 
@@ -148,7 +156,9 @@ def _yaml_names(folder, prefix: str = ""):
 
 def config_options(group: str, extra_paths: list[str] = ()) -> list[str]:
     """Every option of a config group: yaml files plus every registered plugin name."""
-    return sorted(yaml_options(group, extra_paths) | set(get_registry().names(group)))
+    reg = get_registry()
+    # an ambiguous name is an option too: using it is then the error that names its claimants
+    return sorted(yaml_options(group, extra_paths) | set(reg.names(group)) | set(reg.ambiguous_names(group)))
 
 
 def searchpath_overrides(argv: list[str]) -> list[str]:
@@ -173,8 +183,9 @@ def check_group_overrides(argv: list[str]) -> None:
         if key not in KINDS or any(ch in value for ch in "()[]{}$*"):
             continue
         available = config_options(key, searchpath_overrides(argv))
+        qualified = set(get_registry().qualified_names(key))  # accepted, not listed (one per plugin)
         for name in filter(None, (v.strip() for v in value.split(","))):
-            if name not in available:
+            if name not in available and name not in qualified:
                 raise SystemExit("lfabench run: " + unknown_message(key, name, available))
 
 
@@ -202,6 +213,7 @@ def _claimed_task(cfg, run_dir: str) -> None:
     from omegaconf import OmegaConf
 
     from ..dataset import DatasetNotFoundError
+    from ..isolation import RunInterrupted
     from ..resume import complete_record, record_mismatch, run_setting
     from ..run import run_benchmark
 
@@ -220,6 +232,12 @@ def _claimed_task(cfg, run_dir: str) -> None:
         record = run_benchmark(config, run_dir, setting=setting, time_limit_s=cfg.get("time_limit"),
                                isolate=cfg.get("isolate", "none"))
     except BaseException as exc:  # a plugin's SystemExit/KeyboardInterrupt or the time limit ends this run only
+        if isinstance(exc, RunInterrupted):
+            # the user's Ctrl-C or a kill stops the sweep, whatever continue_on_error says (SystemExit is no
+            # Exception: Hydra launches no further job)
+            print(f"lfabench run: stopped: {exc}; the record {run_dir}/result.json says status=interrupted",
+                  file=sys.stderr, flush=True)
+            raise SystemExit(exc.exit_status) from None
         if isinstance(exc, DatasetNotFoundError):
             # Absent data fails every job of a sweep alike: stop at the first, whatever continue_on_error says.
             # Hydra records an Exception and launches the next job; SystemExit is not one, so it ends the sweep.
@@ -235,6 +253,8 @@ def _claimed_task(cfg, run_dir: str) -> None:
               if user_error else
               f"lfabench run FAILED ({type(exc).__name__}: {exc}); record in {run_dir}/result.json",
               file=sys.stderr)
+        if user_error and os.environ.get(DEBUG_ENV):  # `lfabench --debug run ...`: the traceback too
+            traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
         if user_error and not cfg.get("continue_on_error", False):
             # one clear message, no traceback nor Hydra's HYDRA_FULL_ERROR hint: the user can fix this
             raise SystemExit(2) from None
@@ -257,5 +277,13 @@ def main(argv: list[str]) -> None:
     register_plugin_configs()
     register_primary_config()
 
+    from ..isolation import exit_despite_threads
+
     sys.argv = ["lfabench"] + list(argv)
-    hydra.main(config_path=f"pkg://{CONFIG_PACKAGE}", config_name=PRIMARY_CONFIG, version_base="1.3")(task)()
+    try:
+        hydra.main(config_path=f"pkg://{CONFIG_PACKAGE}", config_name=PRIMARY_CONFIG, version_base="1.3")(task)()
+    except SystemExit as exc:
+        # a plugin's forgotten non-daemon thread must not keep the process alive after the records are written
+        exit_despite_threads(exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1))
+        raise
+    exit_despite_threads(0)

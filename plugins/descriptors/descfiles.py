@@ -18,6 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
+from lfabench.describe import DescriptorDataError  # a ValueError naming the file: one message, exit 2
+
 
 def read_fvecs(path: Path) -> tuple[np.ndarray, None]:
     raw = np.fromfile(path, dtype=np.int32)
@@ -25,10 +27,10 @@ def read_fvecs(path: Path) -> tuple[np.ndarray, None]:
         return np.empty((0, 0), np.float32), None
     d = int(raw[0])
     if d <= 0 or raw.size % (d + 1):
-        raise ValueError(f"{path}: not an .fvecs file (first dimension {d}, {raw.size} int32 words)")
+        raise DescriptorDataError(f"{path}: not an .fvecs file (first dimension {d}, {raw.size} int32 words)")
     rows = raw.reshape(-1, d + 1)
     if np.any(rows[:, 0] != d):
-        raise ValueError(f"{path}: .fvecs vectors of different dimensions")
+        raise DescriptorDataError(f"{path}: .fvecs vectors of different dimensions")
     return np.ascontiguousarray(rows[:, 1:].view(np.float32)), None
 
 
@@ -39,10 +41,10 @@ def read_siftgeo(path: Path) -> tuple[np.ndarray, np.ndarray]:
     d = int(raw[36:40].view(np.int32)[0])
     rec = 40 + d
     if d <= 0 or raw.size % rec:
-        raise ValueError(f"{path}: not a .siftgeo file (dimension {d}, {raw.size} bytes)")
+        raise DescriptorDataError(f"{path}: not a .siftgeo file (dimension {d}, {raw.size} bytes)")
     rows = raw.reshape(-1, rec)
     if np.any(rows[:, 36:40].copy().view(np.int32)[:, 0] != d):
-        raise ValueError(f"{path}: .siftgeo descriptors of different dimensions")
+        raise DescriptorDataError(f"{path}: .siftgeo descriptors of different dimensions")
     geo = rows[:, :36].copy().view(np.float32)
     return rows[:, 40:].astype(np.float32), np.ascontiguousarray(geo[:, :8])
 
@@ -50,7 +52,7 @@ def read_siftgeo(path: Path) -> tuple[np.ndarray, np.ndarray]:
 def read_npz(path: Path) -> tuple[np.ndarray, np.ndarray | None]:
     with np.load(path, allow_pickle=False) as z:
         if "descriptors" not in z.files:
-            raise ValueError(f"{path}: an .npz descriptor file needs an array 'descriptors' (has {z.files})")
+            raise DescriptorDataError(f"{path}: an .npz descriptor file needs an array 'descriptors' (has {z.files})")
         return z["descriptors"], (z["keypoints"] if "keypoints" in z.files else None)
 
 
@@ -73,7 +75,7 @@ def read_hdf5_item(h5, key: str, path: Path) -> tuple[np.ndarray, np.ndarray | N
     if hasattr(item, "shape"):
         return item[()], None
     if "descriptors" not in item:
-        raise ValueError(f"{path}: group {key!r} needs a dataset 'descriptors' (has {list(item)})")
+        raise DescriptorDataError(f"{path}: group {key!r} needs a dataset 'descriptors' (has {list(item)})")
     return item["descriptors"][()], (item["keypoints"][()] if "keypoints" in item else None)
 
 

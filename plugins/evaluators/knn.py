@@ -93,6 +93,16 @@ class KNN(Evaluator):
         train, test = stratified_split(dataset.labels, self.test_fraction, seed)
         return train, test, "stratified"
 
+    def check_setting(self, dataset: Dataset, seed: int) -> None:
+        """Refuse, before any descriptor is extracted, a ``k`` larger than this seed's training set."""
+        self.check_dataset(dataset)
+        if dataset.labels is None:
+            raise ValueError(f"knn: dataset {dataset.name!r} has no labels")
+        n_train = self.train_test(dataset, seed)[0].size
+        if self.k > n_train:
+            raise ValueError(f"k={self.k} exceeds the {n_train} training samples of {dataset.name!r} "
+                             f"(`evaluator.params.k=...`)")
+
     def split(self, dataset: Dataset, seed: int) -> Split:
         self.check_dataset(dataset)
         if dataset.labels is None:

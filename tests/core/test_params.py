@@ -61,8 +61,8 @@ def test_seed_true_is_not_run_as_seed_1(tmp_path):
 
 def test_a_constructor_refusing_its_parameters_is_a_config_error(tmp_path):
     cfg = _cfg()
-    cfg["evaluator"]["params"] = {"k": 0}
-    with pytest.raises(ConfigError, match="evaluator 'knn' refused its parameters: knn: k must be >= 1"):
+    cfg["evaluator"]["params"] = {"metric": "nope"}
+    with pytest.raises(ConfigError, match="evaluator 'knn' refused its parameters: knn: metric must be one of"):
         run_benchmark(cfg, tmp_path)
 
 

@@ -73,3 +73,90 @@ def test_spec_validation():
         PluginSpec("x", 42, "x")
     assert PluginSpec("x", Dummy, "  a\n b ").description == "a b"
     assert PluginSpec("x", Dummy, "d").defaults == {"alpha": 1.0, "random_state": None}
+
+
+# ----------------------------------------------------------------- names claimed twice, plugins that interrupt
+def _builtin_and(distribution: str, *names: str) -> PluginRegistry:
+    reg = PluginRegistry(load_entry_points=False)
+    from lfabench_plugins.aggregators import bow
+
+    reg.register(bow, name="lfabench:bow", distribution="lfabench", version="0.1.0")
+    for n in names:
+        reg.register(_module(f"{n}.plugin", "lfabench_aggregators", [PluginSpec("bow", Dummy, "impostor")]),
+                     name=n, distribution=distribution if len(names) == 1 else f"{n}-dist", version="9.9")
+    return reg
+
+
+def test_a_third_party_claiming_a_builtin_name_leaves_the_builtin_reachable_with_one_warning():
+    from lfabench.registry import PluginNameWarning
+
+    reg = _builtin_and("acme-lfabench", "acme")
+    with pytest.warns(PluginNameWarning, match=r"'bow' is lfabench's built-in .*also claimed by "
+                                               r"acme-lfabench:bow \(acme\.plugin, acme-lfabench 9\.9\)") as caught:
+        spec = reg.get_spec("aggregator", "bow")
+    assert [w.category for w in caught].count(PluginNameWarning) == 1
+    assert spec.distribution == "lfabench" and spec.factory.__name__ == "BoW"
+    assert reg.get_spec("aggregator", "acme-lfabench:bow").factory is Dummy
+    assert reg.get_spec("aggregator", "lfabench:bow") is spec
+    assert reg.names("aggregator") == ["bow"] and reg.conflicts() == []
+
+
+def test_two_third_party_plugins_with_one_name_are_named_never_unknown():
+    reg = PluginRegistry(load_entry_points=False)
+    for n in ("one", "two"):
+        reg.register(_module(f"{n}.plugin", "lfabench_aggregators", [PluginSpec("pool", Dummy, n)]), name=n,
+                     distribution=f"{n}-dist", version="1.0")
+    with pytest.raises(PluginConflictError, match=r"one\.plugin \(one-dist 1\.0\); two\.plugin \(two-dist 1\.0\)\. "
+                                                  r"Choose one by its qualified name \(aggregator=one-dist:pool or "
+                                                  r"aggregator=two-dist:pool\)"):
+        reg.get_spec("aggregator", "pool")
+    assert reg.ambiguous_names("aggregator") == ["pool"]
+    assert reg.get_spec("aggregator", "two-dist:pool").description == "two"
+
+
+@pytest.mark.parametrize("exc", [KeyboardInterrupt("at import"), GeneratorExit(), SystemExit(3)])
+def test_a_hook_raising_any_base_exception_is_a_broken_plugin(exc):
+    def boom():
+        raise exc
+
+    reg = PluginRegistry(load_entry_points=False)
+    reg.register(_module("bad.plugin", "lfabench_aggregators", boom), name="bad", distribution="bad-dist")
+    reg.register(_module("good.plugin", "lfabench_aggregators", [PluginSpec("fine", Dummy, "ok")]), name="good")
+    with pytest.warns(PluginLoadWarning, match=f"bad-dist.*{type(exc).__name__}"):
+        assert reg.names("aggregator") == ["fine"]
+
+
+def test_a_real_ctrl_c_while_plugins_load_still_stops():
+    import os
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signals reach the main thread only")
+
+    def slow_hook():
+        os.kill(os.getpid(), signal.SIGINT)  # the user's Ctrl-C arrives while this plugin declares itself
+        return [PluginSpec("late", Dummy, "never")]
+
+    reg = PluginRegistry(load_entry_points=False)
+    reg.register(_module("slow.plugin", "lfabench_aggregators", slow_hook), name="slow")
+    with pytest.raises(KeyboardInterrupt):
+        reg.names("aggregator")
+
+
+def test_boards_read_records_of_an_ambiguous_name_as_of_an_unknown_one(monkeypatch):
+    from lfabench import registry
+    from lfabench.leaderboard import tables
+
+    reg = PluginRegistry(load_entry_points=False)
+    for n in ("one", "two"):
+        reg.register(_module(f"{n}.plugin", "lfabench_aggregators", [PluginSpec("pool", Dummy, n)]), name=n,
+                     distribution=f"{n}-dist")
+    monkeypatch.setattr(registry, "_registry", reg)
+    tables._default_values.cache_clear()
+    try:
+        # no single plugin answers to it: read like a plugin not installed here, not an error
+        assert tables._default_values("aggregator", "pool") == tables._default_values("aggregator", "no-such-plugin")
+        assert tables._default_values("aggregator", "one-dist:pool") == {"alpha": "1.0", "random_state": "null"}
+    finally:
+        tables._default_values.cache_clear()
