@@ -48,7 +48,8 @@ def fisher_encode_by_component(bags, X, weights, means, variances):
         S2 = np.asarray(P @ (qX * X))
         s0 = S0[:, k:k + 1]
         U[:, k] = (S1 - s0 * means[k]) / sigma[k] / (n * np.sqrt(weights[k]))
-        V[:, k] = ((S2 - 2.0 * means[k] * S1 + s0 * means[k] ** 2) / variances[k] - s0) / (n * np.sqrt(2.0 * weights[k]))
+        V[:, k] = (((S2 - 2.0 * means[k] * S1 + s0 * means[k] ** 2) / variances[k] - s0)
+                   / (n * np.sqrt(2.0 * weights[k])))
     return np.concatenate([U.reshape(m, K * d), V.reshape(m, K * d)], axis=1)
 
 

@@ -5,7 +5,7 @@ retrieval", BMVC 2013; coding and pooling as in Yang, Yu, Gong & Huang, ScSPM, C
    (online dictionary learning, Mairal et al. 2009) on a seeded sample of the
    fitted descriptors, each L2-normalised first (``normalize_descriptors``).
 2. Codes: lasso, ``u_i = argmin_u 1/2 ||x_i - D^T u||^2 + lambda ||u||_1``
-   (scikit-learn ``sparse_encode``, ``algorithm="lasso_cd"``; ``alpha`` is its ``alpha``).
+   (the objective of scikit-learn's ``sparse_encode(algorithm="lasso_cd")``; ``alpha`` is its ``alpha``).
 3. Max pooling of code magnitudes per sample, ``z_k = max_i |u_ik|``, then L2.
 
 Both steps solve their lasso problems with ``lasso`` (the same objective either way):
@@ -108,10 +108,9 @@ class SparseCoding(Aggregator):
 
         def fit():
             learner = HomotopyDictionaryLearning if self.lasso == "homotopy" else MiniBatchDictionaryLearning
-            dl = learner(n_components=int(self.n_atoms), alpha=float(self.alpha),
-                                             max_iter=int(self.dict_iter), batch_size=int(self.batch_size),
-                                             fit_algorithm="cd", positive_code=bool(self.positive),
-                                             random_state=seed)
+            dl = learner(n_components=int(self.n_atoms), alpha=float(self.alpha), max_iter=int(self.dict_iter),
+                         batch_size=int(self.batch_size), fit_algorithm="cd", positive_code=bool(self.positive),
+                         random_state=seed)
             return {"dictionary": dl.fit(self._prepare(sample)).components_}
 
         params = {"n_atoms": int(self.n_atoms), "alpha": float(self.alpha), "dict_iter": int(self.dict_iter),
