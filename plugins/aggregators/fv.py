@@ -21,7 +21,6 @@ An empty sample aggregates to the zero vector.
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import logsumexp
 
 from lfabench import PluginSpec, hookimpl
 from lfabench.aggregate import Aggregator
@@ -30,6 +29,7 @@ from lfabench.storage import cacheable_seed, cached_fit
 
 from .codebooks import assign_nearest, kmeans_codebook, seed_of, training_sample
 from .normalization import l2_normalize, signed_power
+from .padding import padded_batches
 
 
 def fit_diag_gmm(sample: np.ndarray, n_components: int, max_iter: int, kmeans_iter: int, seed: int,
@@ -62,38 +62,64 @@ def fit_diag_gmm(sample: np.ndarray, n_components: int, max_iter: int, kmeans_it
 
 
 def gmm_posteriors(X: np.ndarray, weights: np.ndarray, means: np.ndarray, variances: np.ndarray) -> np.ndarray:
-    """``(N, K)`` posteriors ``q_ik`` of a diagonal GMM (log-domain, as VLFeat: the ``2 pi`` terms cancel)."""
+    """``(N, K)`` posteriors ``q_ik`` of a diagonal GMM (log-domain, as VLFeat: the ``2 pi`` terms cancel).
+
+    ``-1/2 (x - mu)^T diag(prec) (x - mu)`` expanded into one GEMM, ``[x^2, x] [-prec/2, mu prec]^T`` plus a
+    per-component constant; then a max-shifted softmax per row.
+    """
     X = np.asarray(X, dtype=np.float64)
     prec = 1.0 / variances
-    # (x - mu)^T diag(prec) (x - mu), expanded into matrix products
-    maha = (X * X) @ prec.T - 2.0 * X @ (means * prec).T + np.sum(means * means * prec, axis=1)
-    log_p = np.log(weights) - 0.5 * np.sum(np.log(variances), axis=1) - 0.5 * maha
-    return np.exp(log_p - logsumexp(log_p, axis=1, keepdims=True))
+    const = np.log(weights) - 0.5 * np.sum(np.log(variances), axis=1) - 0.5 * np.sum(means * means * prec, axis=1)
+    log_p = np.concatenate([X * X, X], axis=1) @ np.concatenate([-0.5 * prec, means * prec], axis=1).T
+    log_p += const
+    log_p -= log_p.max(axis=1, keepdims=True)
+    np.exp(log_p, out=log_p)
+    log_p /= log_p.sum(axis=1, keepdims=True)
+    return log_p
 
 
-def fisher_encode(bags: Bags, X: np.ndarray, weights: np.ndarray, means: np.ndarray, variances: np.ndarray
-                  ) -> np.ndarray:
+def fisher_encode(bags: Bags, X: np.ndarray, weights: np.ndarray, means: np.ndarray, variances: np.ndarray,
+                  chunk_descriptors: int = 65_536) -> np.ndarray:
     """Raw (un-normalised) FV ``(m, 2*K*d)`` float64 of every sample; ``X`` is the (projected) ``(N, d)`` descriptors.
 
-    Per-sample sums are sparse pooling products, one per GMM component: no per-sample loop.
+    With posteriors ``q_ik``, ``n`` descriptors in the sample and the zeroth, first and second order statistics
+    ``S0_k = sum_i q_ik``, ``S1_k = sum_i q_ik x_i``, ``S2_k = sum_i q_ik x_i^2`` (Perronnin, Sánchez & Mensink
+    2010, eqs. 7-8; Sánchez et al., IJCV 2013, with VLFeat's normalisation)::
+
+        U_k = (S1_k - S0_k mu_k) / (sigma_k n sqrt(w_k))
+        V_k = ((S2_k - 2 mu_k S1_k + S0_k mu_k^2) / sigma_k^2 - S0_k) / (n sqrt(2 w_k))
+
+    ``S1`` and ``S2`` of all samples of a padded batch are one stacked GEMM, ``Q_s^T [X_s, X_s^2]``
+    (``(K, n) x (n, 2d)`` per sample; padding rows are zero): ``4 N K d`` operations in all, no loop over
+    samples or components. Descriptors are taken ``chunk_descriptors`` at a time (whole samples).
     """
     X = np.asarray(X, dtype=np.float64)
     K, d = means.shape
     m = bags.n_samples
-    Q = gmm_posteriors(X, weights, means, variances)
-    P = bags.pooling_matrix(mean=False, dtype=np.float64)
-    n = np.maximum(bags.counts, 1).astype(np.float64)[:, None]
-    S0 = np.asarray(P @ Q)                                            # (m, K)
-    sigma = np.sqrt(variances)
-    U = np.empty((m, K, d))
-    V = np.empty((m, K, d))
-    for k in range(K):                                                # K components, not samples
-        qX = Q[:, k:k + 1] * X
-        S1 = np.asarray(P @ qX)                                       # sum_i q_ik x_i
-        S2 = np.asarray(P @ (qX * X))                                 # sum_i q_ik x_i^2
-        s0 = S0[:, k:k + 1]
-        U[:, k] = (S1 - s0 * means[k]) / sigma[k] / (n * np.sqrt(weights[k]))
-        V[:, k] = ((S2 - 2.0 * means[k] * S1 + s0 * means[k] ** 2) / variances[k] - s0) / (n * np.sqrt(2.0 * weights[k]))
+    S0 = np.zeros((m, K))
+    S12 = np.zeros((m, K, 2 * d))
+    off = bags.offsets
+    start = 0
+    while start < m:
+        stop = max(start + 1, int(np.searchsorted(off, off[start] + chunk_descriptors, side="right")) - 1)
+        stop = min(stop, m)
+        lo, hi = off[start], off[stop]
+        if hi > lo:
+            Xc = X[lo:hi]
+            Q = gmm_posteriors(Xc, weights, means, variances)
+            part = Bags(Xc, off[start:stop + 1] - lo, validate=False, copy=False)
+            values = np.concatenate([Q, Xc, Xc * Xc], axis=1)
+            for idx, Vp, _ in padded_batches(part, max_cells=4096, values=values):
+                # contiguous operands, so that the stacked matmul is one BLAS GEMM per sample
+                Qt = np.ascontiguousarray(Vp[:, :, :K].transpose(0, 2, 1))          # (B, K, n)
+                S0[start + idx] = Qt.sum(axis=2)
+                S12[start + idx] = np.matmul(Qt, np.ascontiguousarray(Vp[:, :, K:]))
+        start = stop
+    S1, S2 = S12[:, :, :d], S12[:, :, d:]
+    n = np.maximum(bags.counts, 1).astype(np.float64)[:, None, None]
+    s0 = S0[:, :, None]
+    U = (S1 - s0 * means) / np.sqrt(variances) / (n * np.sqrt(weights)[:, None])
+    V = ((S2 - 2.0 * means * S1 + s0 * means ** 2) / variances - s0) / (n * np.sqrt(2.0 * weights)[:, None])
     return np.concatenate([U.reshape(m, K * d), V.reshape(m, K * d)], axis=1)
 
 

@@ -5,8 +5,17 @@ retrieval", BMVC 2013; coding and pooling as in Yang, Yu, Gong & Huang, ScSPM, C
    (online dictionary learning, Mairal et al. 2009) on a seeded sample of the
    fitted descriptors, each L2-normalised first (``normalize_descriptors``).
 2. Codes: lasso, ``u_i = argmin_u 1/2 ||x_i - D^T u||^2 + lambda ||u||_1``
-   (scikit-learn ``sparse_encode``, ``algorithm="lasso_cd"``; ``alpha`` is its ``alpha``).
+   (the objective of scikit-learn's ``sparse_encode(algorithm="lasso_cd")``; ``alpha`` is its ``alpha``).
 3. Max pooling of code magnitudes per sample, ``z_k = max_i |u_ik|``, then L2.
+
+Both steps solve their lasso problems with ``lasso`` (the same objective either way):
+
+* ``"homotopy"`` (default): :func:`lfabench_plugins.aggregators.lasso.lasso_codes`, the lasso path of all
+  descriptors at once, each code within ``1e-8 ||x||^2`` of the optimum by its duality gap (the tolerance
+  scikit-learn asks of its coordinate descent); dictionary learning through
+  :class:`~lfabench_plugins.aggregators.lasso_dictionary.HomotopyDictionaryLearning`.
+* ``"cd"``: scikit-learn's coordinate descent (``sparse_encode``, ``MiniBatchDictionaryLearning``), the
+  reference, several times slower; on DAISY it often stops at ``max_iter=1000`` above its tolerance.
 
 Output dimension: ``K`` (``n_atoms``). An empty sample aggregates to the zero vector.
 """
@@ -23,7 +32,12 @@ from lfabench.bags import Bags
 from lfabench.storage import cacheable_seed, cached_fit
 
 from .codebooks import seed_of, training_sample
+from .lasso import LassoStats, lasso_codes
 from .normalization import l2_normalize
+
+
+#: The ``lasso`` parameter's values.
+LASSO_SOLVERS = ("homotopy", "cd")
 
 
 class SparseCoding(Aggregator):
@@ -46,7 +60,10 @@ class SparseCoding(Aggregator):
     batch_size : int
         Mini-batch size of the dictionary learning.
     chunk_descriptors : int
-        Descriptors coded per ``sparse_encode`` call (bounds memory: ``chunk x K`` floats).
+        Descriptors coded per call of the lasso solver (bounds memory: ``chunk x K`` floats, a few times).
+    lasso : {"homotopy", "cd"}
+        Lasso solver of both steps: the batched homotopy (default) or scikit-learn's coordinate descent
+        (the reference); the objective is the same.
     cache : bool or str
         Cache the dictionary keyed on the training sample and parameters.
     random_state : int or None
@@ -54,7 +71,8 @@ class SparseCoding(Aggregator):
 
     def __init__(self, n_atoms: int = 256, alpha: float = 0.15, normalize_descriptors: bool = True,
                  positive: bool = False, max_training_descriptors: int = 50_000, dict_iter: int = 10,
-                 batch_size: int = 256, chunk_descriptors: int = 20_000, cache=False, random_state=None):
+                 batch_size: int = 256, chunk_descriptors: int = 20_000, lasso: str = "homotopy", cache=False,
+                 random_state=None):
         self.n_atoms = n_atoms
         self.alpha = alpha
         self.normalize_descriptors = normalize_descriptors
@@ -63,6 +81,7 @@ class SparseCoding(Aggregator):
         self.dict_iter = dict_iter
         self.batch_size = batch_size
         self.chunk_descriptors = chunk_descriptors
+        self.lasso = lasso
         self.cache = cache
         self.random_state = random_state
 
@@ -70,9 +89,16 @@ class SparseCoding(Aggregator):
         X = np.asarray(X, dtype=np.float64)
         return l2_normalize(X) if self.normalize_descriptors else X
 
+    def _check_lasso(self):
+        if self.lasso not in LASSO_SOLVERS:
+            raise ValueError(f"SparseCoding: lasso must be one of {LASSO_SOLVERS}, got {self.lasso!r}")
+
     def _fit(self, bags: Bags, y):
         from sklearn.decomposition import MiniBatchDictionaryLearning
 
+        from .lasso_dictionary import HomotopyDictionaryLearning
+
+        self._check_lasso()
         if self.alpha <= 0:
             raise ValueError(f"SparseCoding: alpha must be > 0, got {self.alpha}")
         sample = training_sample(bags.descriptors, self.max_training_descriptors, self.random_state)
@@ -81,21 +107,21 @@ class SparseCoding(Aggregator):
             raise ValueError(f"SparseCoding: {sample.shape[0]} training descriptors for n_atoms={self.n_atoms}")
 
         def fit():
-            dl = MiniBatchDictionaryLearning(n_components=int(self.n_atoms), alpha=float(self.alpha),
-                                             max_iter=int(self.dict_iter), batch_size=int(self.batch_size),
-                                             fit_algorithm="cd", positive_code=bool(self.positive),
-                                             random_state=seed)
+            learner = HomotopyDictionaryLearning if self.lasso == "homotopy" else MiniBatchDictionaryLearning
+            dl = learner(n_components=int(self.n_atoms), alpha=float(self.alpha), max_iter=int(self.dict_iter),
+                         batch_size=int(self.batch_size), fit_algorithm="cd", positive_code=bool(self.positive),
+                         random_state=seed)
             return {"dictionary": dl.fit(self._prepare(sample)).components_}
 
         params = {"n_atoms": int(self.n_atoms), "alpha": float(self.alpha), "dict_iter": int(self.dict_iter),
                   "batch_size": int(self.batch_size), "positive": bool(self.positive),
-                  "normalize_descriptors": bool(self.normalize_descriptors),
+                  "normalize_descriptors": bool(self.normalize_descriptors), "lasso": str(self.lasso),
                   "seed": cacheable_seed(self.random_state)}
         self.dictionary_ = cached_fit("sc-dictionary", f"K={self.n_atoms}", sample, params, fit,
                                       self.cache if params["seed"] is not None else False)["dictionary"]
 
     def codes(self, X: np.ndarray) -> np.ndarray:
-        """``(N, K)`` lasso codes of descriptors ``X`` (``(N, d)``).
+        """``(N, K)`` lasso codes of descriptors ``X`` (``(N, d)``), by the ``lasso`` solver.
 
         scikit-learn warns once per lasso that stops at ``max_iter`` (thousands of lines on a dataset);
         those warnings are counted in ``convergence_warnings_`` and reported once per transform.
@@ -103,6 +129,13 @@ class SparseCoding(Aggregator):
         from sklearn.decomposition import sparse_encode
         from sklearn.exceptions import ConvergenceWarning
 
+        self._check_lasso()
+        if self.lasso == "homotopy":
+            stats = LassoStats()
+            U = lasso_codes(self._prepare(X), self.dictionary_, float(self.alpha), positive=bool(self.positive),
+                            max_iter=1000, stats=stats)
+            self.convergence_warnings_ = getattr(self, "convergence_warnings_", 0) + len(stats.convergence_warnings)
+            return U
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ConvergenceWarning)
             U = sparse_encode(self._prepare(X), self.dictionary_, algorithm="lasso_cd", alpha=float(self.alpha),

@@ -302,7 +302,8 @@ def test_fv_defaults_work_on_the_embedded_datasets(tmp_path, dataset):
     assert rec["fit_info"]["pca_components_used"] == d and rec["fit_info"]["pca_capped_at_dim"] is True
 
 
-def test_sc_reports_lasso_convergence_warnings_once(monkeypatch):
+@pytest.mark.parametrize("lasso", ["cd", "homotopy"])
+def test_sc_reports_lasso_convergence_warnings_once(monkeypatch, lasso):
     import sklearn.decomposition
     from sklearn.exceptions import ConvergenceWarning
 
@@ -314,8 +315,18 @@ def test_sc_reports_lasso_convergence_warnings_once(monkeypatch):
         return real(*args, **kwargs)
 
     bags, _ = make_check_bags()
-    sc = SparseCoding(n_atoms=6, dict_iter=2, random_state=0).fit(bags)
+    sc = SparseCoding(n_atoms=6, dict_iter=2, lasso=lasso, random_state=0).fit(bags)
     monkeypatch.setattr(sklearn.decomposition, "sparse_encode", noisy)
+    if lasso == "homotopy":                               # its fallback is the only caller of sparse_encode
+        from lfabench_plugins.aggregators import lasso as lasso_mod
+
+        real_homotopy = lasso_mod._homotopy
+
+        def failing(*args):
+            S, sign, failed = real_homotopy(*args)
+            return S, sign, np.ones_like(failed)
+
+        monkeypatch.setattr(lasso_mod, "_homotopy", failing)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         sc.transform(bags)
