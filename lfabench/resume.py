@@ -31,6 +31,7 @@ from typing import Any
 
 from .plugin import KINDS
 from .record import RESULT_FILE, _canonical, plugin_setting, read_record, setting_key
+from .redact import reads_environment
 from .storage import file_lock
 
 #: Run-level settings kept as their interpolation in a run's setting (see the module docstring).
@@ -51,7 +52,7 @@ def run_setting(cfg) -> dict[str, Any]:
     """
     from omegaconf import OmegaConf
 
-    plain = OmegaConf.to_container(cfg, resolve=False)
+    plain = _environment_as_written(OmegaConf.to_container(cfg, resolve=False))
     plain.pop("hydra", None)  # Hydra's own node (run dirs, launcher) is no setting, and holds this key itself
     for name in LITERAL_RUN_LEVEL:
         if name in plain:
@@ -62,6 +63,17 @@ def run_setting(cfg) -> dict[str, Any]:
         # the plugin nodes only: resolving the whole config would resolve Hydra's run dir, which holds this key
         resolved = {k: OmegaConf.to_container(cfg[k], resolve=True) for k in KINDS if k in cfg}
     return plugin_setting(resolved)
+
+
+def _environment_as_written(value: Any) -> Any:
+    """``value`` with every string that reads the environment (``${oc.env:NAME}``) escaped, so that it resolves to
+    its own text: a setting (hashed into the run's key, stored in the record) never holds an environment value,
+    which may be a secret (:mod:`lfabench.redact`)."""
+    if isinstance(value, dict):
+        return {k: _environment_as_written(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_environment_as_written(v) for v in value]
+    return value.replace("${", "\\${") if reads_environment(value) else value
 
 
 def complete_record(run_dir: Path | str, setting: dict[str, Any], seed: Any) -> dict | None:

@@ -228,8 +228,11 @@ def _claimed_task(cfg, run_dir: str) -> None:
         print(f"lfabench run: skipped, complete record at {run_dir}/result.json (force=true reruns it)",
               flush=True)
         return
+    # what the record redacts against: every run-level key as written (an ``${oc.env:...}`` anywhere in the config
+    # is recorded as written), the plugins as their setting
+    written = {k: v for k, v in OmegaConf.to_container(cfg, resolve=False).items() if k != "hydra"}
     try:
-        record = run_benchmark(config, run_dir, setting=setting, time_limit_s=cfg.get("time_limit"),
+        record = run_benchmark(config, run_dir, setting={**written, **setting}, time_limit_s=cfg.get("time_limit"),
                                isolate=cfg.get("isolate", "none"))
     except BaseException as exc:  # a plugin's SystemExit/KeyboardInterrupt or the time limit ends this run only
         if isinstance(exc, RunInterrupted):

@@ -28,6 +28,10 @@ NOT_RUN = {
     ("dataset", "holidays"): "no images on this machine (image list only); a loader, no thread pool",
     ("dataset", "voc2007"): "no images on this machine (image sets only); a loader, no thread pool",
     ("dataset", "cub200"): "no images on this machine; a loader, no thread pool",
+    ("dataset", "roxford5k"): "no images or ground truth on this machine; a loader, no thread pool",
+    ("dataset", "rparis6k"): "no images or ground truth on this machine; a loader, no thread pool",
+    ("dataset", "retrieval_folder"): "a loader (images + ground truth files), no thread pool; its images go through "
+                                     "the reader that imagefolder's and copy_detection's runs here use",
 }
 
 
@@ -87,6 +91,9 @@ def configs(tmp: Path) -> dict[str, dict]:
                          ("patches", {"patch_size": 8, "stride": 8})]:
         out[f"descriptor={name}"] = run(scene, {"name": name, "params": params}, bow)
     out["descriptor=precomputed"] = run(scene, precomputed_files(scene, tmp / "precomputed"), bow)
+    out["dataset=imagefolder"] = run({"name": "imagefolder", "params": {"root": scene["params"]["root"]}}, sift, bow)
+    out["dataset=copy_detection"] = run({"name": "copy_detection", "params": {"root": "sklearn:sample_images"}}, sift,
+                                        bow, {"name": "retrieval", "params": {"query_region": "full"}})
     for metric, extra in [("euclidean", {}), ("cosine", {}), ("mahalanobis", {}), ("minkowski", {"p": 3})]:
         out[f"evaluator=knn,metric={metric}"] = run(scene, sift, vlad,
                                                     {"name": "knn", "params": {"k": 3, "metric": metric, **extra}})

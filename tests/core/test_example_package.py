@@ -13,6 +13,8 @@ import pytest
 
 from conftest import REPO, run_cli
 
+pytestmark = pytest.mark.slow  # the slow tier: builds and installs a package, runs its tests
+
 EXAMPLE = REPO / "examples" / "lfabench-gempool"
 
 

@@ -16,6 +16,8 @@ import pytest
 from lfabench.isolation import RunTimeLimitExceeded, time_limit
 from lfabench.registry import PluginLoadWarning, PluginRegistry
 
+pytestmark = pytest.mark.slow  # the slow tier: sweeps through hanging and exiting plugins
+
 SCRIPT = textwrap.dedent('''
     import sys, time
     from lfabench import Aggregator, PluginSpec, hookimpl

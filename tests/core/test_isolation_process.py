@@ -29,6 +29,8 @@ import numpy as np
 from lfabench import PluginSpec, hookimpl
 from lfabench.aggregate import Aggregator
 
+pytestmark = pytest.mark.slow  # the slow tier: runs in child processes, killed at their limits
+
 
 class Stuck(Aggregator):
     def __init__(self, seconds: int = 60, random_state=None):

@@ -11,6 +11,8 @@ import pytest
 
 from conftest import REPO, run_cli
 
+pytestmark = pytest.mark.slow  # the slow tier: builds and installs lfabench's wheel
+
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory):

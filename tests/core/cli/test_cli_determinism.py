@@ -9,6 +9,8 @@ import pytest
 from conftest import run_cli
 from lfabench.testing.determinism import thread_env
 
+pytestmark = pytest.mark.slow  # the slow tier: the CLI under 1 and 2 threads, in-process and isolated
+
 RUN = ["run", "aggregator=smoke/temb", "dataset.params.n_samples=200", "seed=1"]
 
 

@@ -14,6 +14,8 @@ from lfabench.registry import get_registry
 
 from conftest import run_cli
 
+pytestmark = pytest.mark.slow  # the slow tier: end to end in subprocesses, one on Fifteen Scene SIFT
+
 N = 400  # the first 400 digits: seconds, and still 10 classes
 
 

@@ -22,6 +22,8 @@ from lfabench.record import read_record
 
 from conftest import run_cli
 
+pytestmark = pytest.mark.slow  # the slow tier: sweeps through real launchers (joblib, submitit, Ray)
+
 SWEEP = ["run", "-m", "aggregator=bow", "aggregator.params.n_clusters=8", "dataset.params.n_samples=120"]
 
 

@@ -9,7 +9,11 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from conftest import run_cli
+
+pytestmark = pytest.mark.slow  # the slow tier: sweeps in subprocesses, killed and resumed
 
 SWEEP = ["run", "-m", "aggregator=bow", "aggregator.params.n_clusters=8", "dataset.params.n_samples=300",
          "seed=0,1,2,3,4,5"]

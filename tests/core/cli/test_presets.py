@@ -106,6 +106,7 @@ CURVES = {"labelled_proportion_smoke": "evaluator.labelled_fraction", "lambda1_s
           "dbar_smoke": "aggregator.n_prototypes", "k_metric_smoke": "evaluator.k"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", SMOKE)
 def test_smoke_preset_runs_end_to_end(name, tmp_path):
     run_cli(["run", "-m", f"+experiment={name}"], cwd=tmp_path)
@@ -127,6 +128,7 @@ def test_smoke_preset_runs_end_to_end(name, tmp_path):
             [p.name for p in out["plots"]]
 
 
+@pytest.mark.slow
 def test_a_preset_without_its_data_stops_at_the_first_run(tmp_path):
     empty = tmp_path / "no-data"
     empty.mkdir()

@@ -95,7 +95,7 @@ def test_strip_verbose_removes_the_flag_and_sets_the_environment(monkeypatch):
 
 @pytest.mark.slow
 def test_solver_progress_shows_only_with_v(tmp_path):
-    args = ["run", "aggregator.params.n_prototypes=8", "aggregator.params.max_iter=3", f"hydra.run.dir={tmp_path}/r"]
+    args = ["run", "aggregator.params.n_prototypes=8", "aggregator.params.solver.max_iter=3", f"hydra.run.dir={tmp_path}/r"]
     env = {"LFABENCH_CACHE": str(tmp_path / "cache"), "LFABENCH_VERBOSE": "0"}
     quiet = run_cli(args, cwd=tmp_path, env=env)
     loud = run_cli(["run", "-v", *args[1:], "force=true"], cwd=tmp_path, env=env)
