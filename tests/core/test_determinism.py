@@ -110,6 +110,7 @@ def digests(tmp_path_factory):
     return {key: (cfg, a, b) for (key, cfg), a, b in zip(cases.items(), one, two)}
 
 
+@pytest.mark.slow
 def test_every_built_in_plugin_runs_bit_identically_under_1_and_2_threads(digests):
     differ = {key: f"{first_difference(a, b)} (metrics {a['metric_values']} vs {b['metric_values']})"
               for key, (_, a, b) in digests.items() if first_difference(a, b) is not None}

@@ -20,6 +20,8 @@ from lfabench.run import run_benchmark
 
 from conftest import process_alive, run_cli
 
+pytestmark = pytest.mark.slow  # the slow tier: runs in child processes, killed at their limits
+
 # A third-party aggregator whose fit blocks every signal, then sleeps inside libc (no Python bytecode runs,
 # so no Python signal handler either): only killing its process stops it.
 STUCK_PLUGIN = '''
@@ -28,8 +30,6 @@ from pathlib import Path
 import numpy as np
 from lfabench import PluginSpec, hookimpl
 from lfabench.aggregate import Aggregator
-
-pytestmark = pytest.mark.slow  # the slow tier: runs in child processes, killed at their limits
 
 
 class Stuck(Aggregator):

@@ -15,6 +15,7 @@ SECRET = "s3cr3t-Zq8-do-not-publish"
 RUN = ["aggregator=bow", "dataset.params.n_samples=120", "aggregator.params.n_clusters=8"]
 
 
+@pytest.mark.slow
 def test_an_env_override_is_recorded_as_written_and_the_board_never_shows_it(tmp_path):
     env = {"LFABENCH_CACHE": str(tmp_path / "cache"), "LFA_TEST_API_TOKEN": SECRET, "LFA_TEST_METRIC": "cosine"}
     run_cli(["run", "hydra.run.dir=runs/r", *RUN, "+note=token ${oc.env:LFA_TEST_API_TOKEN}",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pandas as pd
+import pytest
 
 from lfabench.record import SCHEMA_VERSION, RunRecord, check_record
 
@@ -42,6 +43,7 @@ def test_default_run_prints_table_and_writes_record(tmp_path):
     assert f"{acc:.4f}" in proc.stdout
 
 
+@pytest.mark.slow
 def test_seed_sweep_then_leaderboard_reports_three_seeds(tmp_path):
     run_cli(["run", "-m", "seed=0,1,2", *SMALL], cwd=tmp_path)
     records = sorted(tmp_path.glob("lfabench_multirun/**/result.json"))

@@ -47,6 +47,7 @@ def test_recall_at_k_counts_the_shared_neighbours():
     assert recall_at_k(np.array([[1, 2, 3], [4, 5, 6]]), np.array([[3, 2, 9], [7, 8, 9]])) == pytest.approx(1 / 3)
 
 
+@pytest.mark.slow
 def test_ivfpq_on_a_database_past_the_budget_reports_its_recall():
     rng = np.random.default_rng(1)
     centres = rng.normal(size=(200, 32)).astype(np.float32) * 4

@@ -111,6 +111,7 @@ def test_relocation_pairs_are_checked():
             parse_relocations([bad])
 
 
+@pytest.mark.slow
 def test_cli_publishes_then_a_rerun_over_the_published_records_computes_nothing(tmp_path):
     env = {"LFABENCH_CACHE": str(tmp_path / "cache")}
     sweep = ["run", "-m", "aggregator=bow", "aggregator.params.n_clusters=8", "dataset.params.n_samples=200",

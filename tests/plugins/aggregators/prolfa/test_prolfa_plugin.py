@@ -354,6 +354,7 @@ def test_centring_float32_descriptors_in_blocks_equals_the_whole_float64_differe
     np.testing.assert_array_equal(out, (X - mean).astype(np.float32))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("k", [2, 4])
 def test_max_support_caps_every_prototype_and_keeps_J_monotone(k):
     """The k-sparse simplex option: <= k descriptors per prototype, columns on the simplex, J non-increasing,
