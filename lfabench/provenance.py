@@ -159,7 +159,8 @@ def lock_digest(lock: dict[str, str]) -> str:
     return hashlib.sha256("".join(f"{k}=={v}\n" for k, v in sorted(lock.items())).encode()).hexdigest()
 
 
-def _cpuinfo_value(key: str) -> str | None:
+def cpuinfo_value(key: str) -> str | None:
+    """The value of the first ``key`` line of Linux's ``/proc/cpuinfo`` (None where there is none)."""
     try:
         with open("/proc/cpuinfo") as fh:
             for line in fh:
@@ -177,8 +178,8 @@ def cpu_features() -> dict[str, Any]:
         from numpy._core._multiarray_umath import __cpu_features__
     except ImportError:  # NumPy < 2
         from numpy.core._multiarray_umath import __cpu_features__
-    flags = _cpuinfo_value("flags")
-    return {"cpu_model": _cpuinfo_value("model name") or platform.processor() or None,
+    flags = cpuinfo_value("flags")
+    return {"cpu_model": cpuinfo_value("model name") or platform.processor() or None,
             "cpu_simd": sorted(k for k, v in __cpu_features__.items() if v),
             "cpu_flags": sorted(flags.split()) if flags is not None else None,
             "machine": platform.machine()}

@@ -328,21 +328,9 @@ def now_iso() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
-def _cpuinfo_value(key: str) -> str | None:
-    """The value of the first ``key`` line of Linux's ``/proc/cpuinfo`` (None where there is none)."""
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith(key):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return None
-
-
 def cpu_model() -> str | None:
     """The processor's name (Linux: ``/proc/cpuinfo``'s first "model name"; elsewhere ``platform.processor()``)."""
-    return _cpuinfo_value("model name") or platform.processor() or None
+    return _provenance.cpuinfo_value("model name") or platform.processor() or None
 
 
 #: CPU features that select SIMD code paths (OpenCV dispatches SIFT's kernels on them, OpenBLAS its GEMM kernel).
@@ -351,7 +339,7 @@ SIMD_FLAGS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl")
 
 def cpu_simd() -> list[str] | None:
     """Which of :data:`SIMD_FLAGS` the CPU has (Linux ``/proc/cpuinfo``; None elsewhere)."""
-    flags = _cpuinfo_value("flags")
+    flags = _provenance.cpuinfo_value("flags")
     if flags is None:
         return None
     have = set(flags.split())

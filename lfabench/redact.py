@@ -34,16 +34,9 @@ def reads_environment(value: Any) -> bool:
     return isinstance(value, str) and ENV_INTERPOLATION.search(value) is not None
 
 
-def env_fields(written: Any, where: str = "") -> Iterator[tuple[str, str]]:
+def env_fields(written: Any) -> Iterator[tuple[str, str]]:
     """``(dotted field, expression)`` of every string of the config as written that reads the environment."""
-    if isinstance(written, dict):
-        for k, v in written.items():
-            yield from env_fields(v, f"{where}.{k}" if where else str(k))
-    elif isinstance(written, (list, tuple)):
-        for i, v in enumerate(written):
-            yield from env_fields(v, f"{where}[{i}]")
-    elif reads_environment(written):
-        yield where, written
+    return ((where, text) for where, text in string_fields(written) if reads_environment(text))
 
 
 def redact_config(resolved: Any, written: Any) -> Any:
@@ -62,13 +55,15 @@ def redact_config(resolved: Any, written: Any) -> Any:
     return resolved
 
 
-def _strings(value: Any, where: str = "") -> Iterator[tuple[str, str]]:
+def string_fields(value: Any, where: str = "") -> Iterator[tuple[str, str]]:
+    """``(dotted field, text)`` of every string in a nested structure of dicts, lists and tuples
+    (``a.b[2].c``)."""
     if isinstance(value, dict):
         for k, v in value.items():
-            yield from _strings(v, f"{where}.{k}" if where else str(k))
-    elif isinstance(value, list):
+            yield from string_fields(v, f"{where}.{k}" if where else str(k))
+    elif isinstance(value, (list, tuple)):
         for i, v in enumerate(value):
-            yield from _strings(v, f"{where}[{i}]")
+            yield from string_fields(v, f"{where}[{i}]")
     elif isinstance(value, str):
         yield where, value
 
@@ -98,7 +93,7 @@ def secret_problems(record: dict, environ: dict[str, str] | None = None) -> list
     environ = os.environ if environ is None else environ
     secrets = {name: value for name, value in environ.items()
                if SECRET_NAME.search(name) and len(value) >= MIN_SECRET_LENGTH}
-    for where, text in _strings(record):
+    for where, text in string_fields(record):
         for name, value in secrets.items():
             if value in text:
                 problems.append(f"{where} holds the value of the environment variable ${name}")

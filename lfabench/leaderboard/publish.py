@@ -38,7 +38,7 @@ from typing import Any, Iterable
 
 from ..provenance import missing_provenance
 from ..record import RESULT_FILE, content_digest, read_record, setting_key
-from ..redact import secret_problems
+from ..redact import secret_problems, string_fields
 from ..storage import write_text_atomic
 from .tables import find_records
 
@@ -87,18 +87,13 @@ def _relocate(value: Any, relocations: dict[str, str]) -> Any:
     return value
 
 
-def _machine_paths(value: Any, where: str = "") -> Iterable[tuple[str, str]]:
+def _machine_paths(value: Any) -> Iterable[tuple[str, str]]:
     """(field, value) of every string that is an absolute path of this machine (exists, or under home)."""
-    if isinstance(value, dict):
-        for k, v in value.items():
-            yield from _machine_paths(v, f"{where}.{k}" if where else str(k))
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            yield from _machine_paths(v, f"{where}[{i}]")
-    elif isinstance(value, str) and value.startswith("/") and "\n" not in value and len(value) < 4096:
-        home = os.path.expanduser("~")
-        if (home not in ("", "/") and value.startswith(home.rstrip("/") + "/")) or os.path.exists(value):
-            yield where, value
+    home = os.path.expanduser("~")
+    for where, text in string_fields(value):
+        if text.startswith("/") and "\n" not in text and len(text) < 4096 and (
+                (home not in ("", "/") and text.startswith(home.rstrip("/") + "/")) or os.path.exists(text)):
+            yield where, text
 
 
 def published_copy(record: dict, relocations: dict[str, str]) -> dict:
