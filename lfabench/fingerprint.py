@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from .evaluation.predictions import predictions_fingerprint
+
 #: The stages fingerprinted, in pipeline order.
 STAGES = ("descriptors", "fitted", "features", "predictions")
 #: Fitted attributes left out: what fitting reports about itself (e.g. per-iteration times), not the model.
@@ -63,14 +65,8 @@ def fitted_fingerprint(estimator) -> str | None:
     None when it holds none (nothing fitted to compare)."""
     arrays: dict[str, np.ndarray] = {}
     _fitted_arrays(estimator, "", arrays, 0, set())
-    if not arrays:
-        return None
-    h = hashlib.sha256()
-    for name in sorted(arrays):
-        a = np.ascontiguousarray(arrays[name])
-        h.update(f"{name}:{a.dtype.str}{a.shape}".encode())
-        h.update(a.tobytes())
-    return h.hexdigest()
+    # the same digest of named arrays as a predictions file's
+    return predictions_fingerprint(arrays) if arrays else None
 
 
 def array_digest(a: np.ndarray) -> str:
