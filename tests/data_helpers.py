@@ -37,3 +37,27 @@ def write_jpeg(path: Path, image: np.ndarray) -> None:
 
     path.parent.mkdir(parents=True, exist_ok=True)
     assert cv2.imwrite(str(path), image), path
+
+
+def revisited_folder(root: Path, rng: np.random.Generator, name: str = "roxford5k", n_db: int = 30, n_q: int = 6,
+                     size=(24, 24)) -> list[dict]:
+    """A Revisited dataset folder in revisitop's official layout (``gnd_<name>.pkl`` + ``jpg/``): ``n_db``
+    database images then ``n_q`` queries, each query with easy, hard and junk lists drawn from ``rng`` (query 1
+    without easy images, queries 2 and 4 without hard ones, when there are that many). Returns the ``gnd``."""
+    import pickle
+
+    names = [f"im{i:03d}" for i in range(n_db + n_q)]
+    for i, n in enumerate(names):
+        write_jpeg(root / "jpg" / f"{n}.jpg", textured_image(i, size))
+    gnd = []
+    for q in range(n_q):
+        items = rng.permutation(n_db)
+        n_easy = 0 if q == 1 else int(rng.integers(1, 5))
+        n_hard = 0 if q in (2, 4) else int(rng.integers(1, 5))
+        n_junk = int(rng.integers(1, 4))
+        gnd.append({"easy": items[:n_easy].tolist(), "hard": items[n_easy:n_easy + n_hard].tolist(),
+                    "junk": items[n_easy + n_hard:n_easy + n_hard + n_junk].tolist(),
+                    "bbx": [0.0, 0.0, float(size[1] - 4), float(size[0] - 4)]})
+    (root / f"gnd_{name}.pkl").write_bytes(
+        pickle.dumps({"imlist": names[:n_db], "qimlist": names[n_db:], "gnd": gnd}, protocol=2))
+    return gnd

@@ -25,7 +25,7 @@ from .multiple import FriedmanResult, friedman_test, holm, nemenyi_cd, nemenyi_q
 from .predictions import knn_predictions, predictions_fingerprint, recompute_metrics, retrieval_predictions
 from .ranking import (average_precision, mean_average_precision, precision_at_k, ranked_list_from_places,
                       ranking_prefix, ranks_of, retrieval_metrics_from_rankings)
-from .revisited import SETUPS, revisited_precision_at_k, revisited_scores, revisited_setup
+from .revisited import SETUPS, revisited_metrics, revisited_precision_at_k, revisited_scores, revisited_setup
 from .search import METRICS, MetricSpace, fit_metric_space, knn_search, rank_database
 from .significance import compare_to_best, paired_wilcoxon_p, significance_by_group
 from .whitening import COVARIANCE_ESTIMATORS, Whitening, fit_whitening
@@ -35,7 +35,7 @@ __all__ = [
     "ranked_list_from_places", "retrieval_metrics_from_rankings",
     "knn_accuracy", "knn_predict", "accuracy_from_predictions",
     "knn_predictions", "retrieval_predictions", "recompute_metrics", "predictions_fingerprint",
-    "SETUPS", "revisited_precision_at_k", "revisited_scores", "revisited_setup",
+    "SETUPS", "revisited_precision_at_k", "revisited_scores", "revisited_setup", "revisited_metrics",
     "METRICS", "MetricSpace", "fit_metric_space", "knn_search", "rank_database",
     "paired_wilcoxon_p", "compare_to_best", "significance_by_group",
     "holm", "tied_ranks", "FriedmanResult", "friedman_test", "nemenyi_q", "nemenyi_cd",

@@ -14,7 +14,11 @@ An evaluator puts its predictions in ``Split.predictions`` (``lfabench.evaluate`
     with ``positive_ranks`` (each positive's 0-based place in the whole ranking, -1 if not ranked:
     :func:`~lfabench.evaluation.ranking.ranks_of`), ``junk`` / ``junk_offsets`` with ``junk_ranks``;
     ``scored_zero (q,)`` bool; ``precision_at (m,)``. The places give the AP in a database of any size
-    without storing whole rankings.
+    without storing whole rankings. For the Revisited Oxford/Paris ground truth (easy / hard lists) also
+    ``positive_difficulty`` (aligned with ``positives``, uint8 bits: 1 easy, 2 hard), from which the
+    Easy / Medium / Hard ``mAP_<setup>`` and ``mP@<k>_<setup>`` recompute
+    (:mod:`lfabench.evaluation.revisited`; every id those setups read is a positive or a junk id, whose
+    places are stored).
 
 :func:`recompute_metrics` turns either back into the metrics the evaluator reported, with the functions
 next to the metrics (:func:`~lfabench.evaluation.knn.accuracy_from_predictions`,
@@ -30,7 +34,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from .knn import accuracy_from_predictions
-from .ranking import retrieval_metrics_from_rankings
+from .ranking import ranked_list_from_places, retrieval_metrics_from_rankings
+from .revisited import revisited_metrics, revisited_scores
 
 __all__ = ["KINDS", "knn_predictions", "retrieval_predictions", "recompute_metrics", "predictions_fingerprint"]
 
@@ -40,6 +45,8 @@ KINDS = {
     "retrieval": ("query_indices", "ranking", "ranking_offsets", "positives", "positive_offsets", "positive_ranks",
                   "junk", "junk_offsets", "junk_ranks", "scored_zero", "precision_at"),
 }
+#: Bits of ``positive_difficulty`` (the Revisited annotation of each positive).
+EASY, HARD = 1, 2
 
 
 def _labels(y) -> np.ndarray:
@@ -66,9 +73,10 @@ def _split(flat: np.ndarray, offsets: np.ndarray) -> list[np.ndarray]:
 
 
 def retrieval_predictions(query_indices, heads, positive_lists, positive_ranks, junk_lists, junk_ranks,
-                          scored_zero, precision_at) -> dict[str, np.ndarray]:
+                          scored_zero, precision_at, difficulty=None) -> dict[str, np.ndarray]:
     """The ``retrieval`` layout (module docstring): per query the head of its ranking, the positive and junk ids
-    and their places in the ranking."""
+    and their places in the ranking; with ``difficulty`` (``{"easy": [...], "hard": [...]}``, one id list per
+    query, each id among the query's positives) the easy/hard bits of each positive."""
     out = {"kind": np.array("retrieval"), "query_indices": np.asarray(query_indices, dtype=np.int64),
            "scored_zero": np.asarray(scored_zero, dtype=bool),
            "precision_at": np.asarray(list(precision_at), dtype=np.int64)}
@@ -78,7 +86,21 @@ def retrieval_predictions(query_indices, heads, positive_lists, positive_ranks, 
         out[f"{name}_offsets"] = offsets
     out["positive_ranks"], _ = _flat(positive_ranks)
     out["junk_ranks"], _ = _flat(junk_ranks)
+    if difficulty is not None:
+        out["positive_difficulty"] = _difficulty_bits(positive_lists, difficulty["easy"], difficulty["hard"])
     return out
+
+
+def _difficulty_bits(positive_lists, easy_lists, hard_lists) -> np.ndarray:
+    """``(P,)`` uint8 aligned with the flattened positives: :data:`EASY` | :data:`HARD` bits."""
+    bits = []
+    for q, (pos, easy, hard) in enumerate(zip(positive_lists, easy_lists, hard_lists, strict=True)):
+        pos, easy, hard = (np.asarray(v, dtype=np.int64) for v in (pos, easy, hard))
+        stray = np.setdiff1d(np.concatenate([easy, hard]), pos)
+        if stray.size:
+            raise ValueError(f"query {q}: easy/hard id {int(stray[0])} is not among the query's positives")
+        bits.append(np.isin(pos, easy) * EASY + np.isin(pos, hard) * HARD)
+    return np.concatenate(bits).astype(np.uint8) if bits else np.empty(0, np.uint8)
 
 
 def _kind(arrays: Mapping[str, np.ndarray]) -> str:
@@ -107,12 +129,35 @@ def recompute_metrics(arrays: Mapping[str, np.ndarray]) -> dict[str, float]:
         if arrays[places].shape != arrays[ids].shape:
             raise ValueError(f"retrieval predictions: {places} has shape {arrays[places].shape}, {ids} "
                              f"{arrays[ids].shape}")
-    return retrieval_metrics_from_rankings(_split(arrays["ranking"], arrays["ranking_offsets"]),
-                                           _split(arrays["positives"], arrays["positive_offsets"]),
-                                           _split(arrays["positive_ranks"], arrays["positive_offsets"]),
-                                           _split(arrays["junk"], arrays["junk_offsets"]),
-                                           _split(arrays["junk_ranks"], arrays["junk_offsets"]),
-                                           arrays["scored_zero"], [int(k) for k in arrays["precision_at"]])
+    lists = {name: _split(arrays[name], arrays[offsets]) for name, offsets in
+             (("ranking", "ranking_offsets"), ("positives", "positive_offsets"),
+              ("positive_ranks", "positive_offsets"), ("junk", "junk_offsets"), ("junk_ranks", "junk_offsets"))}
+    ks = [int(k) for k in arrays["precision_at"]]
+    metrics = retrieval_metrics_from_rankings(lists["ranking"], lists["positives"], lists["positive_ranks"],
+                                              lists["junk"], lists["junk_ranks"], arrays["scored_zero"], ks)
+    if "positive_difficulty" in arrays:
+        metrics.update(_revisited_from_places(arrays, lists, ks))
+    return metrics
+
+
+def _revisited_from_places(arrays: Mapping[str, np.ndarray], lists: dict, ks: list[int]) -> dict[str, float]:
+    """Easy / Medium / Hard metrics of the Revisited protocol from the stored places: each query's ranked list is
+    rebuilt (:func:`~lfabench.evaluation.ranking.ranked_list_from_places`; a query scored zero has none) and the
+    easy / hard ids are its positives by their bits, scored by the evaluator's own
+    :func:`~lfabench.evaluation.revisited.revisited_scores`."""
+    bits = np.asarray(arrays["positive_difficulty"])
+    if bits.shape != arrays["positives"].shape:
+        raise ValueError(f"retrieval predictions: positive_difficulty has shape {bits.shape}, positives "
+                         f"{arrays['positives'].shape}")
+    bits = _split(bits, arrays["positive_offsets"])
+    rankings, easy, hard = [], [], []
+    for q, zero in enumerate(arrays["scored_zero"]):
+        pos = lists["positives"][q]
+        rankings.append(np.empty(0, np.int64) if zero else ranked_list_from_places(
+            lists["ranking"][q], pos, lists["positive_ranks"][q], lists["junk"][q], lists["junk_ranks"][q]))
+        easy.append(pos[(bits[q] & EASY) != 0])
+        hard.append(pos[(bits[q] & HARD) != 0])
+    return revisited_metrics(revisited_scores(rankings, easy, hard, lists["junk"], ks))
 
 
 def predictions_fingerprint(arrays: Mapping[str, np.ndarray]) -> str:

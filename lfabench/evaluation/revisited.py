@@ -33,7 +33,7 @@ import numpy as np
 
 from .ranking import average_precision
 
-__all__ = ["SETUPS", "revisited_setup", "revisited_precision_at_k", "revisited_scores"]
+__all__ = ["SETUPS", "revisited_setup", "revisited_precision_at_k", "revisited_scores", "revisited_metrics"]
 
 SETUPS = ("easy", "medium", "hard")
 
@@ -93,4 +93,14 @@ def revisited_scores(rankings: Sequence[Sequence], easy: Sequence[Sequence], har
         mean = (lambda v: float(np.mean(v[scored]))) if scored.any() else (lambda v: float("nan"))
         out[setup] = {"mAP": mean(ap), "mP@k": {k: mean(v) for k, v in pk.items()}, "ap": ap, "p@k": pk,
                       "n_queries": int(scored.sum())}
+    return out
+
+
+def revisited_metrics(scores: dict) -> dict[str, float]:
+    """The retrieval evaluator's names and units for :func:`revisited_scores`: ``mAP_<setup>`` and
+    ``mP@<k>_<setup>`` in percent, for each setup (the one naming the evaluator and ``lfabench verify`` share)."""
+    out = {}
+    for setup, s in scores.items():
+        out[f"mAP_{setup}"] = 100.0 * s["mAP"]
+        out.update({f"mP@{k}_{setup}": 100.0 * v for k, v in s["mP@k"].items()})
     return out

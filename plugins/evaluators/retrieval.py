@@ -46,7 +46,7 @@ from lfabench.bags import Bags
 from lfabench.dataset import Dataset, RetrievalGroundTruth
 from lfabench.evaluate import Evaluator, Split
 from lfabench.evaluation import (average_precision, precision_at_k, rank_database, ranking_prefix, ranks_of,
-                                 retrieval_predictions, revisited_scores)
+                                 retrieval_predictions, revisited_metrics, revisited_scores)
 from lfabench.evaluation.largescale import LARGE_METRICS, ChunkedDatabase, large_search
 from lfabench.plugin import default_params
 from lfabench.evaluation.search import METRICS
@@ -255,7 +255,7 @@ class Retrieval(Evaluator):
             for k in self._ks:
                 precisions[k].append(precision_at_k(ranked, gt.positives[q], k, gt.junk[q]))
         split.predictions = retrieval_predictions(gt.queries, heads, gt.positives, pos_places, gt.junk, junk_places,
-                                                  empty[rows], self._ks)
+                                                  empty[rows], self._ks, difficulty=gt.difficulty)
         split.info["per_query_ap"] = {str(dataset.sample_ids[i]): float(ap) for i, ap in zip(gt.queries, aps)}
         split.info["empty_samples"] = {"database_ranked_last": int(empty[db].sum()),
                                        "queries_scored_zero": int(empty[rows].sum())}
@@ -273,12 +273,8 @@ def _revisited_metrics(rankings, gt: RetrievalGroundTruth, ks, split: Split) -> 
     setup is left out of that setup's means (:func:`lfabench.evaluation.revisited_scores`).
     """
     scores = revisited_scores(rankings, gt.difficulty["easy"], gt.difficulty["hard"], gt.junk, ks)
-    out = {}
-    for setup, s in scores.items():
-        out[f"mAP_{setup}"] = 100.0 * s["mAP"]
-        out.update({f"mP@{k}_{setup}": 100.0 * v for k, v in s["mP@k"].items()})
     split.info["revisited_queries_scored"] = {setup: s["n_queries"] for setup, s in scores.items()}
-    return out
+    return revisited_metrics(scores)
 
 
 def _empty_last(order: np.ndarray, empty_db: np.ndarray) -> np.ndarray:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from lfabench.leaderboard.publish import UncleanRecords, publish_records
-from lfabench.record import content_digest, load_predictions, save_predictions
+from lfabench.record import content_digest, file_sha256, load_predictions, save_predictions
 from lfabench.run import run_benchmark
 from lfabench.verify import verify_board
 
@@ -183,3 +183,47 @@ def test_unclean_records_fail_verify_unless_allowed(board, tmp_path):
         f"FAIL: {path}: provenance: unclean record: dirty tree (revision {r['provenance']['git_revision']} plus a "
         f"diff, sha256 {r['provenance']['diff_sha256'][:12]})"]
     assert verify_board(copy, allow_unclean=True).failures == []
+
+
+def test_revisited_metrics_recompute_and_a_changed_prediction_or_metric_is_named(tmp_path):
+    """A real run on a roxford5k folder in the official gnd layout: every Easy / Medium / Hard metric recomputes
+    from the stored predictions; one hard positive stored as easy, or one changed mP@k, fails naming the file."""
+    from data_helpers import revisited_folder
+    from lfabench.verify import Report, check_record_files
+
+    revisited_folder(tmp_path / "roxford5k", np.random.default_rng(0), "roxford5k", n_db=30, n_q=6, size=(32, 32))
+    cfg = {"dataset": {"name": "roxford5k", "params": {"root": str(tmp_path / "roxford5k"), "strict": False}},
+           "descriptor": {"name": "patches", "params": {"patch_size": 4, "stride": 4}},
+           "aggregator": {"name": "bow", "params": {"n_clusters": 6, "random_state": 0}},
+           "evaluator": {"name": "retrieval", "params": {"precision_at": [1, 5]}}, "seed": 0, "cache": False}
+    run_benchmark(cfg, tmp_path / "run")
+    path = tmp_path / "run" / "result.json"
+    rec = json.loads(path.read_text())
+    assert {"mAP_easy", "mAP_medium", "mAP_hard", "mP@5_hard"} <= set(rec["metrics"])
+    report = Report()
+    check_record_files(path, report, allow_unclean=True)
+    assert report.failures == [] and report.n_recomputed == 1, [str(f) for f in report.failures]
+
+    ppath = tmp_path / "run" / "predictions.npz"
+    arrays = load_predictions(ppath)
+    original = arrays["positive_difficulty"].copy()
+    arrays["positive_difficulty"][np.flatnonzero(original == 2)[0]] = 1   # one hard positive stored as easy
+    save_predictions(ppath, arrays)
+    report = Report()
+    check_record_files(path, report, allow_unclean=True)
+    fails = [str(f) for f in report.failures]
+    assert any(str(ppath) in f and "predictions.sha256" in f for f in fails)
+    assert any(f.startswith(f"FAIL: {path}: metrics.mAP_hard: recorded ") for f in fails), fails
+    assert not any("metrics.mAP_medium" in f or "metrics.mAP:" in f for f in fails)   # Medium is unchanged
+
+    save_predictions(ppath, dict(arrays, positive_difficulty=original))
+    recorded = rec["metrics"]["mP@1_easy"]
+    rec["metrics"]["mP@1_easy"] = recorded + 20.0   # one more easy query (of 5) with its first result right
+    rec["predictions"]["sha256"] = file_sha256(ppath)
+    rec["digest"] = content_digest(rec)
+    path.write_text(json.dumps(rec))
+    report = Report()
+    check_record_files(path, report, allow_unclean=True)
+    assert [str(f) for f in report.failures] == [
+        f"FAIL: {path}: metrics.mP@1_easy: recorded {rec['metrics']['mP@1_easy']!r}, the predictions give "
+        f"{recorded!r}"]

@@ -2,34 +2,20 @@
 
 from __future__ import annotations
 
-import pickle
-
 import numpy as np
 import pytest
 
+from lfabench.evaluation import recompute_metrics
 from lfabench.registry import get_plugin
 from lfabench_plugins.datasets.revisited import load_roxford5k
 
-from data_helpers import textured_image, write_jpeg
+from data_helpers import revisited_folder
 from revisited_reference import reference_scores
 
 
 def _fixture(tmp_path, rng, n_db=30, n_q=6):
     """A roxford5k folder in the official layout (gnd_roxford5k.pkl + jpg/) with junk and empty setups."""
-    names = [f"im{i:03d}" for i in range(n_db + n_q)]
-    for i, n in enumerate(names):
-        write_jpeg(tmp_path / "jpg" / f"{n}.jpg", textured_image(i, (24, 24)))
-    gnd = []
-    for q in range(n_q):
-        items = rng.permutation(n_db)
-        n_easy = 0 if q == 1 else int(rng.integers(1, 5))            # query 1: no easy image
-        n_hard = 0 if q in (2, 4) else int(rng.integers(1, 5))        # queries 2, 4: no hard image
-        n_junk = int(rng.integers(1, 4))
-        gnd.append({"easy": items[:n_easy].tolist(), "hard": items[n_easy:n_easy + n_hard].tolist(),
-                    "junk": items[n_easy + n_hard:n_easy + n_hard + n_junk].tolist(), "bbx": [0.0, 0.0, 20.0, 20.0]})
-    (tmp_path / "gnd_roxford5k.pkl").write_bytes(
-        pickle.dumps({"imlist": names[:n_db], "qimlist": names[n_db:], "gnd": gnd}, protocol=2))
-    return gnd
+    return revisited_folder(tmp_path, rng, "roxford5k", n_db, n_q)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -52,3 +38,38 @@ def test_easy_medium_hard_equal_the_independent_implementation(tmp_path, seed):
             assert metrics[f"mP@{k}_{setup}"] == pytest.approx(100 * ref[setup][1][k], abs=1e-9)
     assert metrics["mAP"] == pytest.approx(metrics["mAP_medium"], abs=1e-9)   # positives easy + hard, junk skipped
     assert split.info["revisited_queries_scored"] == {"easy": 5, "medium": 6, "hard": 4}
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_stored_predictions_give_back_every_revisited_metric(tmp_path, seed):
+    """Easy / Medium / Hard recompute from the stored places alone, exactly (a query without descriptors too),
+    and equal the independent evaluation; the easy/hard bits are what the gnd file says."""
+    rng = np.random.default_rng(10 + seed)
+    gnd = _fixture(tmp_path, rng, n_db=40, n_q=7)
+    ds = load_roxford5k(root=str(tmp_path), strict=False)
+    evaluator = get_plugin("evaluator", "retrieval")(query_region="full", precision_at=[1, 3, 10])
+    split = evaluator.split(ds, seed=0)
+    features = rng.normal(size=(ds.n_samples, 4))
+    split.empty_rows = np.zeros(ds.n_samples, dtype=bool)
+    split.empty_rows[ds.ground_truth.queries[5]] = True        # query 5 has no descriptors: scored 0
+    metrics = evaluator.evaluate(features, ds, split)
+    assert any(k.endswith("_hard") for k in metrics) and recompute_metrics(split.predictions) == metrics
+    p = split.predictions
+    offsets = p["positive_offsets"]
+    for q, g in enumerate(gnd):
+        pos, bits = p["positives"][offsets[q]:offsets[q + 1]], p["positive_difficulty"][offsets[q]:offsets[q + 1]]
+        assert sorted(pos[bits == 1].tolist()) == sorted(g["easy"]) and sorted(pos[bits == 2].tolist()) == sorted(g["hard"])
+    db, queries = features[:40], features[40:]
+    rankings = [np.argsort(((db - q) ** 2).sum(axis=1), kind="stable") for q in queries]
+    rankings[5] = np.empty(0, dtype=np.int64)
+    ref = reference_scores(rankings, gnd, ks=(1, 3, 10))
+    for setup in ("easy", "medium", "hard"):
+        assert metrics[f"mAP_{setup}"] == pytest.approx(100 * ref[setup][0], abs=1e-9)
+        assert metrics[f"mP@3_{setup}"] == pytest.approx(100 * ref[setup][1][3], abs=1e-9)
+    # one hard positive relabelled easy in the stored predictions: the Easy and Hard setups no longer recompute
+    tampered = dict(p, positive_difficulty=p["positive_difficulty"].copy())
+    tampered["positive_difficulty"][np.flatnonzero(tampered["positive_difficulty"] == 2)[0]] = 1
+    again = recompute_metrics(tampered)
+    assert again["mAP_medium"] == metrics["mAP_medium"] and again["mAP_hard"] != metrics["mAP_hard"]
+    with pytest.raises(ValueError, match="positive_difficulty has shape"):
+        recompute_metrics(dict(p, positive_difficulty=p["positive_difficulty"][:-1]))
