@@ -17,6 +17,10 @@ For each board in the folder (one per ``<name>-outputs.txt``) and every record u
 
 Each discrepancy is one :class:`Finding` naming the file and the field. Records without predictions (an
 evaluator that gives none) cannot be recomputed: a note, not a discrepancy.
+
+:func:`discover_boards` finds every board folder under a root (``lfabench verify --all leaderboards``): a
+folder with a record manifest is verified as above; one without any (published before the current record
+format) is named as not verifiable.
 """
 
 from __future__ import annotations
@@ -140,6 +144,34 @@ def board_names(board_dir: Path) -> list[str]:
     return sorted(p.name.removesuffix("-outputs.txt") for p in board_dir.glob("*-outputs.txt"))
 
 
+@dataclass
+class FoundBoards:
+    """The board folders under a root: those with a record manifest, and those published before it existed."""
+
+    verifiable: list[Path] = field(default_factory=list)
+    legacy: list[Path] = field(default_factory=list)
+
+
+def discover_boards(root: Path | str) -> FoundBoards:
+    """Every folder at or under ``root`` holding a board (a ``<name>-outputs.txt``), ``records/`` trees aside.
+
+    A folder is verifiable when at least one of its boards has its manifest (``<name>-records.json``); then
+    :func:`verify_board` checks all of them, so a board beside it that lacks one is a discrepancy. A folder
+    none of whose boards has a manifest is legacy: published before the current record format.
+    """
+    root = Path(root)
+    found = FoundBoards()
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d != "records" and not d.startswith("."))
+        names = sorted(f.removesuffix("-outputs.txt") for f in files if f.endswith("-outputs.txt"))
+        if not names:
+            continue
+        folder = Path(folder)
+        has_manifest = any(manifest_path(folder, n).is_file() for n in names)
+        (found.verifiable if has_manifest else found.legacy).append(folder)
+    return found
+
+
 @contextlib.contextmanager
 def _working_dir(path: Path):
     old = os.getcwd()
@@ -261,4 +293,4 @@ def verify_board(board_dir: Path | str, allow_old_format: bool = False, rebuild:
     return report
 
 
-__all__ = ["Finding", "Report", "verify_board", "check_record_files", "RESULT_FILE"]
+__all__ = ["Finding", "Report", "FoundBoards", "verify_board", "discover_boards", "check_record_files", "RESULT_FILE"]
