@@ -10,7 +10,7 @@ def add_parser(sub) -> None:
                        description="`lfabench plugins` lists every plugin; `lfabench plugins check NAME` runs the "
                                    "conformance battery of NAME (lfabench.testing) and prints a pass/fail report.")
     p.add_argument("action", nargs="?", choices=["check"], help="check: run the conformance battery")
-    p.add_argument("name", nargs="?", help="the plugin to check")
+    p.add_argument("name", nargs="?", help="the plugin to check: its name or <distribution>:<name>")
     p.add_argument("--kind", choices=["aggregator", "descriptor", "dataset", "evaluator"],
                    help="the plugin's kind (needed only when several kinds have a plugin of that name)")
     p.add_argument("--check", action="append", dest="checks", metavar="CHECK",
@@ -31,10 +31,7 @@ def list_plugins() -> int:
     from ..registry import get_registry
 
     reg = get_registry()
-    # every plugin, also one that shares its name: those are listed by the qualified name they answer to
-    plain = {(s.kind, s.name): s for s in reg.specs() if s.name not in reg.ambiguous_names(s.kind)}
-    rows = [(s.kind, s.name if plain.get((s.kind, s.name)) is s else q, s.version or "-", s.distribution,
-             s.description) for q, s in reg.qualified_specs()]
+    rows = [(s.kind, listed, s.version or "-", s.distribution, s.description) for s, listed in _listed_names(reg)]
     rows.sort(key=lambda r: (r[0], r[1]))
     header = ("kind", "name", "version", "distribution", "description")
     widths = [max(len(r[i]) for r in rows + [header]) for i in range(4)]
@@ -50,35 +47,49 @@ def list_plugins() -> int:
     return status
 
 
+def _listed_names(reg) -> list[tuple]:
+    """``(spec, name)`` of every plugin, also one that shares its name: that one by the qualified name it
+    answers to, the others by their plain name."""
+    plain = {(s.kind, s.name): s for s in reg.specs() if s.name not in reg.ambiguous_names(s.kind)}
+    return [(s, s.name if plain.get((s.kind, s.name)) is s else q) for q, s in reg.qualified_specs()]
+
+
 def check(name: str, kind: str | None, checks: list[str] | None) -> int:
-    """Print one line per check (PASS, FAIL, XFAIL, XPASS, SKIP); exit 1 when any check fails or passes unexpectedly."""
+    """Print one line per check (PASS, FAIL, XFAIL, XPASS, SKIP); exit 1 when any check fails or passes unexpectedly.
+
+    ``name`` is a plain name or a qualified one (``<distribution>:<name>``, what a plugin that shares its plain
+    name answers to); the report names each plugin checked by its qualified name."""
     import warnings
 
     from ..plugin import KINDS
-    from ..registry import get_registry
+    from ..registry import get_registry, qualified_name
     from ..testing import check_plugin
 
     reg = get_registry()
-    kinds = [kind] if kind else [k for k in KINDS if name in reg.names(k)]
+    kinds = [kind] if kind else [k for k in KINDS if name in reg.names(k) or name in reg.qualified_names(k)
+                                 or name in reg.ambiguous_names(k)]
     if not kinds:
-        every = sorted({n for k in KINDS for n in reg.names(k)})
+        every = sorted({n for _, n in _listed_names(reg)})
         print(f"lfabench plugins check: no plugin is called {name!r}; plugins: {', '.join(every)}", file=sys.stderr)
         return 2
     status = 0
     for k in kinds:
         try:
+            spec = reg.get_spec(k, name)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # the report is the output; plugins' warnings would drown it
                 results = check_plugin(k, name, select=checks)
         except (LookupError, ValueError) as exc:
             print(f"lfabench plugins check: {exc}", file=sys.stderr)
             return 2
-        print(f"{k} {name}: {len(results)} check(s)")
+        label = qualified_name(spec) if name == spec.name else name
+        label = f"{name} ({label})" if label != name else name
+        print(f"{k} {label}: {len(results)} check(s)")
         for r in results:
             print(f"  {r.status.upper():5s}  {r.name}" + (f"  ({r.message})" if r.message else ""))
         bad = [r for r in results if not r.ok and r.status != "skip"]
         passed = sum(r.ok for r in results)
-        print(f"{k} {name}: {passed} passed/expected, {len(bad)} failed, "
+        print(f"{k} {label}: {passed} passed/expected, {len(bad)} failed, "
               f"{sum(r.status == 'skip' for r in results)} skipped")
         status = status or (1 if bad else 0)
     return status

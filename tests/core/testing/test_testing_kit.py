@@ -196,3 +196,43 @@ def test_cli_plugins_check_reports_pass_and_fail(broken_plugins, capsys):
     assert "FAIL   check_subset_consistency" in out and "1 check(s)" in out
     assert main(["plugins", "check", "no_such_plugin"]) == 2
     assert "no plugin is called 'no_such_plugin'" in capsys.readouterr().err
+
+
+class _PoolA:
+    @hookimpl
+    def lfabench_aggregators(self):
+        return [PluginSpec("kit_pool", MeanPool, "mean pooling (distribution kit-a)")]
+
+
+class _PoolB:
+    @hookimpl
+    def lfabench_aggregators(self):
+        return [PluginSpec("kit_pool", BatchNormalised, "batch-normalised pooling (distribution kit-b)")]
+
+
+def test_cli_plugins_check_takes_and_prints_qualified_names(capsys):
+    """Two distributions claim one name: the plain name is refused naming both qualified names, each qualified
+    name checks its own plugin, and a built-in is reported with its qualified name too."""
+    from lfabench.cli import main
+
+    reset_registry()
+    try:
+        get_registry().register(_PoolA(), name="kit-a:pool", distribution="kit-a", version="1.0")
+        get_registry().register(_PoolB(), name="kit-b:pool", distribution="kit-b", version="1.0")
+        assert main(["plugins", "check", "kit_pool"]) == 2
+        err = capsys.readouterr().err
+        assert "aggregator=kit-a:kit_pool or aggregator=kit-b:kit_pool" in err and "Traceback" not in err
+        assert main(["plugins", "check", "kit-a:kit_pool", "--check", "check_subset_consistency"]) == 0
+        out = capsys.readouterr().out
+        assert out.startswith("aggregator kit-a:kit_pool: 1 check(s)\n") and "PASS   check_subset_consistency" in out
+        assert main(["plugins", "check", "kit-b:kit_pool", "--check", "check_subset_consistency"]) == 1
+        assert "aggregator kit-b:kit_pool: 0 passed/expected, 1 failed" in capsys.readouterr().out
+        assert main(["plugins", "check", "bow", "--check", "check_fit_returns_self"]) == 0
+        assert capsys.readouterr().out.startswith("aggregator bow (lfabench:bow): 1 check(s)\n")
+        assert main(["plugins", "check", "lfabench:bow", "--check", "check_fit_returns_self"]) == 0
+        assert capsys.readouterr().out.startswith("aggregator lfabench:bow: 1 check(s)\n")
+        assert main(["plugins", "check", "kit-c:kit_pool"]) == 2
+        err = capsys.readouterr().err
+        assert "no plugin is called 'kit-c:kit_pool'" in err and "kit-a:kit_pool, kit-b:kit_pool" in err
+    finally:
+        reset_registry()
