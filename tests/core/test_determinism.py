@@ -4,7 +4,8 @@ Every configuration runs twice, once in a process started with every thread pool
 worker count) at 1 and once at 2 (:func:`lfabench.testing.determinism.digests_with_threads`), and
 the sha256 of each stage's output must agree: descriptors and keypoints, split, features,
 predictions, metrics. Images: a small real subset of Fifteen Scene (skipped with a reason when the
-shared data is absent); aggregators at their smoke sizes (``conf/aggregator/smoke``).
+shared data is absent), and small retrieval folders in the official layouts built here (Revisited
+Oxford / Paris, ``retrieval_folder``); aggregators at their smoke sizes (``conf/aggregator/smoke``).
 """
 
 from __future__ import annotations
@@ -28,10 +29,6 @@ NOT_RUN = {
     ("dataset", "holidays"): "no images on this machine (image list only); a loader, no thread pool",
     ("dataset", "voc2007"): "no images on this machine (image sets only); a loader, no thread pool",
     ("dataset", "cub200"): "no images on this machine; a loader, no thread pool",
-    ("dataset", "roxford5k"): "no images or ground truth on this machine; a loader, no thread pool",
-    ("dataset", "rparis6k"): "no images or ground truth on this machine; a loader, no thread pool",
-    ("dataset", "retrieval_folder"): "a loader (images + ground truth files), no thread pool; its images go through "
-                                     "the reader that imagefolder's and copy_detection's runs here use",
 }
 
 
@@ -66,6 +63,31 @@ def precomputed_files(dataset: dict, folder: Path) -> dict:
     return {"name": "precomputed", "params": {"path": str(folder)}}
 
 
+def retrieval_folders(tmp: Path) -> dict[str, dict]:
+    """Small retrieval datasets in their official layouts, built here: ``roxford5k`` and ``rparis6k`` (revisitop's
+    ``gnd_<name>.pkl`` + ``jpg/``: easy / hard / junk lists and query boxes, queries outside the database) and
+    ``retrieval_folder`` (``groundtruth.json``: queries are database images, removed from their own ranking, one
+    with a box). Dataset name -> dataset config."""
+    import json
+
+    from data_helpers import revisited_folder, textured_image, write_jpeg
+
+    out = {}
+    for i, name in enumerate(("roxford5k", "rparis6k")):
+        revisited_folder(tmp / name, np.random.default_rng(i), name, n_db=30, n_q=6, size=(48, 48))
+        out[name] = {"name": name, "params": {"root": str(tmp / name), "strict": False}}
+    root = tmp / "retrieval_folder"
+    names = [f"jpg/img{i:02d}.jpg" for i in range(24)]
+    for i, n in enumerate(names):
+        write_jpeg(root / n, textured_image(200 + i, (48, 48)))
+    queries = [{"query": names[q], "positives": [names[q + 1], names[q + 2]], "junk": [names[q + 3]]}
+               for q in range(0, 20, 5)]
+    queries[0]["bbox"] = [4, 4, 40, 40]
+    (root / "groundtruth.json").write_text(json.dumps({"queries": queries}))
+    out["retrieval_folder"] = {"name": "retrieval_folder", "params": {"root": str(root)}}
+    return out
+
+
 def configs(tmp: Path) -> dict[str, dict]:
     """Configuration id -> resolved run config: every built-in aggregator, descriptor, evaluator, dataset."""
     def run(dataset, descriptor, aggregator, evaluator=None):
@@ -81,6 +103,9 @@ def configs(tmp: Path) -> dict[str, dict]:
         "evaluator=retrieval": run({"name": "synthetic", "params": dict(synthetic["params"], task="retrieval")},
                                    native, vlad, {"name": "retrieval", "params": {}}),
     }
+    patches = {"name": "patches", "params": {"patch_size": 8, "stride": 4}}  # keypoints (x, y): query boxes apply
+    for name, dataset in retrieval_folders(tmp).items():
+        out[f"dataset={name}"] = run(dataset, patches, vlad, {"name": "retrieval", "params": {}})
     if shared_data_dir() is None or not (shared_data_dir() / "scene15").is_dir():
         return out
     scene = scene15_subset(tmp / "scene15", per_class=4)
