@@ -167,8 +167,9 @@ def check_record(data: Any, source: str = "record") -> RunRecord:
     return data
 
 
-#: Metrics in percent: their values must lie in [0, 100] (``precision@<k>`` for every k).
-PERCENT_METRICS = re.compile(r"^(accuracy|mAP|precision@\d+)$")
+#: Metrics in percent: their values must lie in [0, 100] (``precision@<k>`` for every k; the Revisited
+#: ``mAP_<setup>`` and ``mP@<k>_<setup>``).
+PERCENT_METRICS = re.compile(r"^(accuracy|mAP|precision@\d+|mAP_(easy|medium|hard)|mP@\d+_(easy|medium|hard))$")
 
 
 def _release(version: str) -> tuple[int, ...] | None:

@@ -98,9 +98,13 @@ def revisited_scores(rankings: Sequence[Sequence], easy: Sequence[Sequence], har
 
 def revisited_metrics(scores: dict) -> dict[str, float]:
     """The retrieval evaluator's names and units for :func:`revisited_scores`: ``mAP_<setup>`` and
-    ``mP@<k>_<setup>`` in percent, for each setup (the one naming the evaluator and ``lfabench verify`` share)."""
+    ``mP@<k>_<setup>`` in percent, for each setup in which some query has a positive (a setup without any,
+    e.g. no hard image at all, has no score: left out rather than NaN, which no record may hold); the one
+    naming the evaluator and ``lfabench verify`` share."""
     out = {}
     for setup, s in scores.items():
+        if s["n_queries"] == 0:
+            continue
         out[f"mAP_{setup}"] = 100.0 * s["mAP"]
         out.update({f"mP@{k}_{setup}": 100.0 * v for k, v in s["mP@k"].items()})
     return out

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import json
+import pickle
+
 import numpy as np
 import pytest
 
 from lfabench.evaluation import recompute_metrics
+from lfabench.record import validate_record
 from lfabench.registry import get_plugin
 from lfabench_plugins.datasets.revisited import load_roxford5k
 
 from data_helpers import revisited_folder
+from record_helpers import record
 from revisited_reference import reference_scores
 
 
@@ -73,3 +78,30 @@ def test_stored_predictions_give_back_every_revisited_metric(tmp_path, seed):
     assert again["mAP_medium"] == metrics["mAP_medium"] and again["mAP_hard"] != metrics["mAP_hard"]
     with pytest.raises(ValueError, match="positive_difficulty has shape"):
         recompute_metrics(dict(p, positive_difficulty=p["positive_difficulty"][:-1]))
+
+
+def test_a_setup_without_any_positive_has_no_metric_and_out_of_range_ones_are_refused(tmp_path):
+    """No hard image in any query: the Hard setup has no score (absent, not NaN, which no record may hold), and
+    the predictions give back the same metrics; a Revisited percentage over 100 fails record validation."""
+    gnd = _fixture(tmp_path, np.random.default_rng(3), n_db=20, n_q=3)
+    data = pickle.loads((tmp_path / "gnd_roxford5k.pkl").read_bytes())
+    for g in data["gnd"]:
+        g["easy"], g["hard"] = list(g["easy"]) + list(g["hard"]), []
+    (tmp_path / "gnd_roxford5k.pkl").write_bytes(pickle.dumps(data, protocol=2))
+    ds = load_roxford5k(root=str(tmp_path), strict=False)
+    evaluator = get_plugin("evaluator", "retrieval")(query_region="full", precision_at=[1, 5])
+    split = evaluator.split(ds, seed=0)
+    split.empty_rows = np.zeros(ds.n_samples, dtype=bool)
+    metrics = evaluator.evaluate(np.random.default_rng(0).normal(size=(ds.n_samples, 3)), ds, split)
+    assert all(np.isfinite(v) for v in metrics.values()) and len(gnd) == 3
+    assert "mAP_hard" not in metrics and "mP@1_hard" not in metrics and metrics["mAP_easy"] == metrics["mAP_medium"]
+    assert recompute_metrics(split.predictions) == metrics
+
+    record(tmp_path / "run", 0, None, dataset="roxford5k", evaluator="retrieval",
+           metrics={"mAP": 50.0, "mAP_hard": 170.0, "mP@5_easy": 20.0})
+    rec = json.loads((tmp_path / "run" / "result.json").read_text())
+    with pytest.raises(ValueError, match="metric 'mAP_hard' = 170.0 lies outside \\[0, 100\\]"):
+        validate_record(rec, "run/result.json")
+    rec["metrics"] = {"mAP": 50.0, "mP@5_easy": -1.0}
+    with pytest.raises(ValueError, match="'mP@5_easy' = -1.0 lies outside"):
+        validate_record(rec)
