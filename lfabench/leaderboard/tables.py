@@ -382,8 +382,8 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
     against the best one of its (dataset, descriptor, evaluator, metric), over the seeds
     both have (:func:`lfabench.evaluation.significance.compare_to_best`); NaN with fewer than
     :data:`~lfabench.leaderboard.cells.MIN_PAIRS_FOR_P` pairs, where the exact test cannot reach 0.05.
-    ``p_holm``: those p-values Holm-adjusted over every test shown in the same table (dataset, evaluator,
-    metric) (:func:`lfabench.evaluation.multiple.holm`).
+    ``p_holm``: those p-values Holm-adjusted over every test shown in the same table (dataset, descriptor,
+    evaluator, metric: :data:`TABLE_COLUMNS`) (:func:`lfabench.evaluation.multiple.holm`).
 
     ``exact_mean``: the mean as an exact fraction where the evaluator declares the metric a percentage of a
     count (:func:`exact_score`; None elsewhere); ``rank``: the row's rank in its table (1 = best), from the
@@ -419,8 +419,9 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
     return out[SUMMARY_COLUMNS].reset_index(drop=True)
 
 
-#: One table of the board (and the family of its Holm-adjusted tests).
-TABLE_COLUMNS = ["dataset", "evaluator", "metric"]
+#: One table of the board (and the family of its Holm-adjusted tests): one task (dataset x descriptor x
+#: evaluator) and one of its metrics, so SIFT and DAISY rows are ranked each on their own, as their p-values are.
+TABLE_COLUMNS = ["dataset", "descriptor", "evaluator", "metric"]
 
 
 def score_keys(rows: pd.DataFrame) -> list[Fraction]:
@@ -483,9 +484,10 @@ NUMERIC_COLUMNS = ("rank", "seeds", "runs", "fit time (s)", "transform time (s)"
 
 
 def table_groups(summary: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]]:
-    """``(title, metric, rows of summary)`` per (dataset, evaluator, metric), best first."""
-    return [(f"{dataset} — {evaluator} — {metric}", metric, tab)
-            for (dataset, evaluator, metric), tab in summary.groupby(["dataset", "evaluator", "metric"], sort=True)]
+    """``(title, metric, rows of summary)`` per table (:data:`TABLE_COLUMNS`: dataset, descriptor, evaluator,
+    metric), best first; the title names all four (``digits — patches — knn — accuracy``)."""
+    return [(f"{dataset} — {descriptor} — {evaluator} — {metric}", metric, tab)
+            for (dataset, descriptor, evaluator, metric), tab in summary.groupby(TABLE_COLUMNS, sort=True)]
 
 
 def display_table(tab: pd.DataFrame, metric: str) -> pd.DataFrame:
@@ -516,7 +518,7 @@ def _lower_bound_mark(cell: str, lower_bound) -> str:
 
 
 def display_tables(summary: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
-    """One ``(title, table)`` per (dataset, evaluator, metric): rows = descriptor x aggregator, best first."""
+    """One ``(title, table)`` per table (dataset, descriptor, evaluator, metric): one row per method, best first."""
     return [(title, display_table(tab, metric)) for title, metric, tab in table_groups(summary)]
 
 
@@ -545,16 +547,57 @@ def _shown_path(path: Path) -> str:
 
 
 def to_markdown(summary: pd.DataFrame, failed: list[dict], command: str | None = None,
-                extra_sections: list[str] = ()) -> str:
-    """The leaderboard as Markdown: one table per (dataset, evaluator, metric), then the uncounted records."""
-    parts = ["# lfabench leaderboard", "", INTRO, ""]
+                extra_sections: list[str] = (), plots: dict[str, list[Path]] | None = None,
+                title: str | None = None, settings: dict[str, str] | None = None) -> str:
+    """The board as Markdown, in the order a reader needs it.
+
+    The title (``title``; default: :func:`lfabench.leaderboard.titles.board_title`), then per table (one task:
+    dataset x descriptor x evaluator, and one metric) its heading, its table with short method labels
+    (:mod:`lfabench.leaderboard.labels`), what its tests show, and its plots (``plots``: PNG files per table
+    title, embedded by file name: they lie beside the Markdown); then ``extra_sections`` (the overall ranks,
+    the paper), the legend of the labels, the records not counted, and, folded away in ``<details>``, how to
+    read the cells and where every table came from (commands, records, revisions, environments).
+    """
+    from .labels import legend, short_labels
+    from .titles import board_title, task_heading
+
+    plots = plots or {}
+    short = short_labels(summary["aggregator"]) if not summary.empty else {}
+    parts = [f"# {md_text(title or board_title(summary))}", ""]
+    if settings:
+        parts += ["Protocol settings: " + "; ".join(f"{md_code(e)}: {md_code(v)}" for e, v in settings.items()
+                                                  if v) + ".", ""]
+    parts += ["Methods are shown by short labels; the [legend](#labels) gives each one's full settings. How to "
+              "read the cells and where every number came from: the notes at the end.", ""]
     if summary.empty:
         parts.append("_No successful run records found._")
-    for title, metric, tab in table_groups(summary):
-        parts += [f"## {md_text(title)}", "", markdown_table(display_table(tab, metric)), "", significance_line(tab), "",
-                  provenance_line(tab, command), ""]
+    provenance = []
+    for table_title, metric, tab in table_groups(summary):
+        heading = task_heading(tab, metric)
+        shown = display_table(tab.assign(aggregator=tab["aggregator"].map(short)), metric)
+        parts += [f"## {md_text(heading)}", "", markdown_table(shown), "", significance_line(tab), ""]
+        parts += [f"![{md_text(heading)}: {md_text(p.stem)}]({Path(p).name})" for p in plots.get(table_title, [])]
+        parts += [""] if plots.get(table_title) else []
+        provenance += [f"- {md_text(heading)}: " + provenance_line(tab, command)]
     parts += list(extra_sections)
+    if plots.get(""):
+        parts += ["## Plots across tasks", ""] + [f"![{md_text(Path(p).stem)}]({Path(p).name})" for p in plots[""]] + [""]
+    if short:
+        parts += ["## Labels", "", "Each short label and the settings it stands for: the parameters the setting "
+                  "changed from the plugin's default.", "",
+                  md_frame(legend(short)).to_markdown(index=False, disable_numparse=True), ""]
     if failed:
         parts += [f"_{len(failed)} run record(s) not counted (failed or unreadable):_", ""]
         parts += [f"- {md_code(f['path'])}: {md_text(f['status'])} — {md_text(f['error'])}" for f in failed] + [""]
+    parts += ["<details><summary>How to read these tables</summary>", "", INTRO, "", "</details>", ""]
+    if provenance:
+        revisions = sorted({v for cell in summary.get("git_revisions", ()) for v in str(cell).split(",") if v})
+        versions = sorted({v for cell in summary.get("lfabench_versions", ()) for v in str(cell).split(",") if v})
+        machines = sorted({v for cell in summary.get("hardware", ()) for v in str(cell).split("; ") if v})
+        parts += ["<details><summary>Provenance: commands, records, revisions, environments</summary>", "",
+                  *provenance, "",
+                  "- lfabench versions: " + (", ".join(md_text(v) for v in versions) or "unknown"),
+                  "- git revisions: " + (", ".join(md_text(v) for v in revisions) or "unknown"),
+                  "- hardware: " + ("; ".join(md_text(v) for v in machines) or "not recorded"), "",
+                  "</details>", ""]
     return "\n".join(parts)
