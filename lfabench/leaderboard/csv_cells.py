@@ -5,9 +5,14 @@ carriage return can hide one): a method label, metric name or path that a record
 ``=HYPERLINK("http://x", "click")``, would run when a reader opens ``<name>.csv``. Following OWASP's advice,
 every such *text* cell is prefixed with a single quote (``'=HYPERLINK(...``), which a spreadsheet shows as
 text; numbers (``-0.5`` in a float column) are left untouched, so the files still read back as numbers.
+
+Every text cell is also quoted (``csv.QUOTE_NONNUMERIC``): Python's and pandas' CSV writers quote a field
+holding ``\n`` but not one holding a lone ``\r``, which a reader takes for a line break, splitting the row.
 """
 
 from __future__ import annotations
+
+import csv
 
 import pandas as pd
 
@@ -37,4 +42,4 @@ def safe_frame(frame: pd.DataFrame) -> pd.DataFrame:
 
 def write_csv(path, frame: pd.DataFrame) -> None:
     """``frame`` as CSV (no index) at ``path``, atomically, its text cells neutralised (:func:`safe_frame`)."""
-    write_text_atomic(path, safe_frame(frame).to_csv(index=False))
+    write_text_atomic(path, safe_frame(frame).to_csv(index=False, quoting=csv.QUOTE_NONNUMERIC))
