@@ -41,18 +41,19 @@ def slug(*parts: str) -> str:
     return stem[:MAX_SLUG - 13] + "-" + hashlib.sha256(stem.encode()).hexdigest()[:12]
 
 
-def task_slug(tab: pd.DataFrame, metric: str) -> str:
-    """A table's part of its plots' file names: dataset, descriptor, evaluator and metric, no setting.
+def label_slug(label: str) -> str:
+    """A label's part of a file name, without its settings: the plugin name alone, or, for a label with
+    parameters or a setting id (``sift[max_keypoints=90]``, ``bow{6461e290d7}``), the plugin name and a 6-hex
+    digest of the whole label, so the name stays short, stable for one setting, and distinct between two."""
+    label = str(label)
+    base = re.split(r"[\[{]", label, maxsplit=1)[0]
+    return base if base == label else f"{base}-{hashlib.sha256(label.encode()).hexdigest()[:6]}"
 
-    A descriptor label with parameters (``sift[max_keypoints=90]``, another task than plain ``sift``) is
-    named by its plugin and a 6-hex digest of the label, so the name stays short, stable for the same
-    setting, and distinct between two settings of one descriptor.
-    """
-    descriptor = str(tab["descriptor"].iloc[0])
-    base = re.split(r"[\[{]", descriptor, maxsplit=1)[0]
-    if base != descriptor:
-        base += "-" + hashlib.sha256(descriptor.encode()).hexdigest()[:6]
-    return "-".join([str(tab["dataset"].iloc[0]), base, str(tab["evaluator"].iloc[0]), str(metric)])
+
+def task_slug(tab: pd.DataFrame, metric: str) -> str:
+    """A table's part of its plots' file names: dataset, descriptor (:func:`label_slug`), evaluator and metric."""
+    return "-".join([str(tab["dataset"].iloc[0]), label_slug(tab["descriptor"].iloc[0]),
+                     str(tab["evaluator"].iloc[0]), str(metric)])
 
 
 def _no_math(text: str) -> str:
