@@ -59,7 +59,9 @@ STYLE = ("body{font-family:sans-serif;margin:2em;color:#222}table{border-collaps
          "th{cursor:pointer;background:#f4f4f4;user-select:none}th[aria-sort=ascending]::after{content:' ▲'}"
          "th[aria-sort=descending]::after{content:' ▼'}img{max-width:100%;border:1px solid #eee;margin:.5em 0}"
          "code{background:#f4f4f4;padding:0 3px}.meta{color:#555}pre{background:#f8f8f8;padding:6px;"
-         "overflow:auto;max-height:20em}details{margin:2px 0}")
+         "overflow:auto;max-height:20em}details{margin:2px 0}"
+         "div.plots{display:flex;flex-wrap:wrap;align-items:flex-start;gap:8px}div.plots img{max-height:340px;max-width:calc(50% - 8px);"
+         "width:auto}table.legend td{border-bottom:1px solid #eee}summary{cursor:pointer}")
 
 
 def _csp_hash(source: str) -> str:
@@ -231,10 +233,11 @@ def to_html(summary: pd.DataFrame, failed: list[dict], out_dir: Path | str = "."
         body.append(Markup("<p><em>No successful run records found.</em></p>"))
     runs = []
     for t, (table_title, metric, tab) in enumerate(table_groups(summary)):
-        heading = task_heading(tab, metric)
+        heading = task_heading(tab, metric, with_dataset=summary["dataset"].nunique() > 1)
         anchors = [f"runs-{t}-{i}" for i in range(len(tab))]
         body += [html("<h2>{}</h2>", heading), _table_html(tab, metric, anchors, short)]
-        body += [_image(p) for p in plots.get(table_title, [])]
+        if plots.get(table_title):
+            body.append(html("<div class='plots'>{}</div>", join(_image(p) for p in plots[table_title])))
         for anchor, (_, row) in zip(anchors, tab.iterrows()):
             runs.append(_runs_html(anchor, f"{heading}: {row['aggregator']}",
                                    [p for p in str(row["paths"]).split(";") if p], out_dir))

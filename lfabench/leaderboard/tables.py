@@ -573,7 +573,7 @@ def to_markdown(summary: pd.DataFrame, failed: list[dict], command: str | None =
         parts.append("_No successful run records found._")
     provenance = []
     for table_title, metric, tab in table_groups(summary):
-        heading = task_heading(tab, metric)
+        heading = task_heading(tab, metric, with_dataset=summary["dataset"].nunique() > 1)
         shown = display_table(tab.assign(aggregator=tab["aggregator"].map(short)), metric)
         parts += [f"## {md_text(heading)}", "", markdown_table(shown), "", significance_line(tab), ""]
         parts += [f"![{md_text(heading)}: {md_text(p.stem)}]({Path(p).name})" for p in plots.get(table_title, [])]

@@ -60,11 +60,12 @@ def board_title(summary: pd.DataFrame) -> str:
     return "; ".join(parts)
 
 
-def task_heading(tab: pd.DataFrame, metric: str) -> str:
-    """One table's heading: ``<dataset> · <descriptor> · <metric>`` (the evaluator is named where the board has
-    several: ``... · knn accuracy``)."""
+def task_heading(tab: pd.DataFrame, metric: str, with_dataset: bool = True) -> str:
+    """One table's heading: ``<dataset> · <descriptor> · <evaluator> <metric>``; without the dataset where the
+    page's title names the only one (``with_dataset=False``)."""
     dataset, descriptor, evaluator = (str(tab[c].iloc[0]) for c in ("dataset", "descriptor", "evaluator"))
-    return f"{dataset_title(dataset)} · {descriptor} · {evaluator} {metric}"
+    head = f"{descriptor} · {evaluator} {metric}"
+    return f"{dataset_title(dataset)} · {head}" if with_dataset else head
 
 
 def evaluator_settings(records: pd.DataFrame) -> dict[str, str]:
