@@ -18,6 +18,7 @@ from typing import Iterable
 
 from ..storage import write_text_atomic
 from .csv_cells import write_csv
+from .labels import short_labels
 from .manifest import write_manifest
 from .paper import paper_markdown, paper_table
 from .ranks import cd_plot, rank_markdown, rank_table
@@ -62,6 +63,9 @@ def build_leaderboard(run_paths: Iterable[Path | str], out_dir: Path | str = "le
     paths["runs_csv"] = out_dir / f"{name}-runs.csv"
     write_csv(paths["runs_csv"], per_seed_table(df))
     ranks, versus = rank_table(summary), paper_table(summary)
+    if not ranks.empty:  # shown by the page's short labels, as in its tables (labels.py)
+        short = short_labels(summary["aggregator"])
+        ranks = ranks.assign(method=[short.get(m, m) for m in ranks["method"]])
     extra = [("Overall: mean rank across tasks", ranks)] if not ranks.empty else []
     if not versus.empty:
         paths["paper_csv"] = out_dir / f"{name}-paper.csv"

@@ -98,6 +98,8 @@ def test_legend_maps_every_short_label_to_its_settings(two_descriptors):
     legend = dict((r[0], r[1]) for r in rows_of(sections(md)["Labels"]))
     assert legend == {"bow n_clusters=default": "bow", "bow n_clusters=8": "bow[n_clusters=8]",
                       "vlad": "vlad (the plugin's defaults)"}
+    overall = rows_of(sections(md)["Overall: mean rank across tasks"])  # the same short labels as the tables
+    assert sorted(r[0] for r in overall) == ["bow n_clusters=8", "bow n_clusters=default", "vlad"]
     page = two_descriptors["html"].read_text()
     assert "<span title='bow[n_clusters=8]'>bow n_clusters=8</span>" in page
     assert "<h2 id='labels'>Labels</h2>" in page and "<td><code>bow[n_clusters=8]</code></td>" in page
@@ -183,3 +185,16 @@ def test_landing_page_cli_exits_2_on_a_missing_folder(tmp_path, capsys):
     assert main(["leaderboard", "--index", str(tmp_path / "nowhere")]) == 2
     err = capsys.readouterr().err
     assert "no folder of boards at" in err and "Traceback" not in err
+
+
+def test_landing_page_shows_hostile_values_as_text(tmp_path):
+    from lfabench.leaderboard.index import build_index
+
+    hostile = "<img src=x onerror=alert(1)>"
+    record(tmp_path / "runs/a", 0, 50.0, aggregator=hostile, dataset="d<script>x</script>")
+    build_leaderboard([tmp_path / "runs"], tmp_path / "boards/b", name="javascript:alert(1)")
+    paths = build_index(tmp_path / "boards")
+    page, md = paths["html"].read_text(), paths["markdown"].read_text()
+    assert "<img" not in page and "<script>x" not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
+    assert "href='b/javascript%3Aalert%281%29.html'" in page  # a relative link to the file, never a script
+    assert "<img" not in md and "<script" not in md and "&lt;img src=x onerror=alert(1)&gt;" in md
