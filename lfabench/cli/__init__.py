@@ -17,6 +17,7 @@ commands:
   plugins                   list every plugin with kind, version and the distribution it comes from
   plugins check NAME        run NAME's conformance battery (lfabench.testing) and print a pass/fail report
   leaderboard [RUN_DIRS...] build Markdown, CSV and HTML leaderboards and plots from run records
+  leaderboard --index DIR   the landing page of the boards under DIR (DIR/index.md, DIR/index.html)
   compare [RUN_DIRS...]     mean ± std over seeds and paired exact Wilcoxon p-values against the best
   verify BOARD_DIR...       check a board: record digests, metrics from predictions, cells by a rebuild
   reproduce BOARD [--sample N] [--seed S]  rerun records drawn at random; where each first differs
@@ -32,6 +33,14 @@ that is otherwise one message (a run's record keeps it either way).
 def _cmd_leaderboard(args) -> int:
     from ..leaderboard import DEFAULT_RUN_ROOTS, build_leaderboard
 
+    if args.index is not None:
+        from .leaderboard_index import run_index
+
+        if args.run_dirs:
+            print("lfabench leaderboard: --index builds the landing page of a folder of boards; it takes no "
+                  "RUN_DIRS", file=sys.stderr)
+            return 2
+        return run_index(args.index)
     paths = args.run_dirs or [p for p in DEFAULT_RUN_ROOTS if Path(p).is_dir()]
     if not paths:
         print(f"lfabench leaderboard: no run directories given and none of {', '.join(DEFAULT_RUN_ROOTS)} "
@@ -93,6 +102,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--allow-unclean-records", action="store_true",
                    help="with --publish-records: also publish records of a dirty tree or with provenance missing "
                         "(refused otherwise); the board marks their rows")
+    p.add_argument("--index", metavar="BOARDS_DIR", default=None,
+                   help="instead of a board: write BOARDS_DIR/index.md and index.html, the landing page listing "
+                        "every board under BOARDS_DIR (e.g. --index leaderboards)")
     p.set_defaults(func=_cmd_leaderboard)
     for command in command_modules:
         command.add_parser(sub)

@@ -1,9 +1,11 @@
-"""Leaderboards from run records only: tables (Markdown, CSV, HTML), plots, and seed-paired comparisons."""
+"""Leaderboards from run records only: tables (Markdown, CSV, HTML), plots, seed-paired comparisons, and the
+landing page of a folder of boards."""
 
 from .build import build_leaderboard
 from .html import to_html
+from .index import build_index
 from .ranks import rank_table
 from .tables import DEFAULT_RUN_ROOTS, display_tables, find_records, records_frame, summarize, to_markdown
 
-__all__ = ["DEFAULT_RUN_ROOTS", "build_leaderboard", "display_tables", "find_records", "rank_table", "records_frame",
+__all__ = ["DEFAULT_RUN_ROOTS", "build_index", "build_leaderboard", "display_tables", "find_records", "rank_table", "records_frame",
            "summarize", "to_html", "to_markdown"]

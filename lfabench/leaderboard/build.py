@@ -17,9 +17,12 @@ from pathlib import Path
 from typing import Iterable
 
 from ..storage import write_text_atomic
+from .csv_cells import write_csv
+from .labels import short_labels
 from .manifest import write_manifest
 from .paper import paper_markdown, paper_table
 from .ranks import cd_plot, rank_markdown, rank_table
+from .titles import evaluator_settings
 from .tables import INTRO, _shown_path, dedupe_runs, find_records, labelled, records_frame, summarize, to_markdown
 
 
@@ -53,18 +56,23 @@ def build_leaderboard(run_paths: Iterable[Path | str], out_dir: Path | str = "le
     cd_png = cd_plot(summary, out_dir / f"{name}-cd.png")
     plots[""] += [cd_png] if cd_png else []
     sections = [s for s in [rank_markdown(summary, cd_png.name if cd_png else None), paper_markdown(summary)] if s]
-    write_text_atomic(paths["markdown"], to_markdown(summary, failed, command=command, extra_sections=sections))
-    write_text_atomic(paths["csv"], summary.to_csv(index=False))
+    settings = evaluator_settings(df)
+    write_text_atomic(paths["markdown"], to_markdown(summary, failed, command=command, extra_sections=sections,
+                                                     plots=plots, settings=settings))
+    write_csv(paths["csv"], summary)  # every CSV: text cells neutralised for spreadsheets (csv_cells)
     paths["runs_csv"] = out_dir / f"{name}-runs.csv"
-    write_text_atomic(paths["runs_csv"], per_seed_table(df).to_csv(index=False))
+    write_csv(paths["runs_csv"], per_seed_table(df))
     ranks, versus = rank_table(summary), paper_table(summary)
+    if not ranks.empty:  # shown by the page's short labels, as in its tables (labels.py)
+        short = short_labels(summary["aggregator"])
+        ranks = ranks.assign(method=[short.get(m, m) for m in ranks["method"]])
     extra = [("Overall: mean rank across tasks", ranks)] if not ranks.empty else []
     if not versus.empty:
         paths["paper_csv"] = out_dir / f"{name}-paper.csv"
-        write_text_atomic(paths["paper_csv"], versus.to_csv(index=False))
+        write_csv(paths["paper_csv"], versus)
         extra.append(("Paper vs lfabench (ranks among the methods in both)", versus))
     write_text_atomic(paths["html"], to_html(summary, failed, out_dir, intro=INTRO, command=command, plots=plots,
-                                             extra_sections=extra))
+                                             extra_sections=extra, settings=settings))
     paths["plots"] = [p for files in plots.values() for p in files]
     paths["records_manifest"] = write_manifest(records, out_dir, name, command, run_paths)  # digests: `lfabench verify`
     paths["manifest"], paths["removed"] = replace_outputs(out_dir, name, [

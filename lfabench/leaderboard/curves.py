@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ..record import read_record
-from .plot import _pyplot, save_png, slug
+from .plot import _pyplot, label_slug, save_png, slug
 from .tables import labelled
 
 MIN_POINTS = 3
@@ -90,7 +90,7 @@ def plot_curves(df: pd.DataFrame, out_dir: Path, name: str) -> list[Path]:
         ax.set_ylabel(f"{metric} (mean ± std over seeds)")
         ax.set_title(f"{aggregator} on {dataset} ({descriptor}, {evaluator})")
         ax.grid(alpha=0.3)
-        paths.append(save_png(fig, out_dir / f"{slug(name, 'curve', dataset, descriptor, aggregator, param)}.png"))
+        paths.append(save_png(fig, out_dir / f"{slug(name, dataset, label_slug(descriptor), aggregator, param, 'curve')}.png"))
     paths += _convergence(df, out_dir, name, plt)
     return paths
 
@@ -116,5 +116,6 @@ def _convergence(df: pd.DataFrame, out_dir: Path, name: str, plt) -> list[Path]:
         ax.set_title(f"{aggregator} convergence on {dataset} ({descriptor})")
         ax.legend(fontsize="small")
         ax.grid(alpha=0.3)
-        paths.append(save_png(fig, out_dir / f"{slug(name, 'convergence', dataset, descriptor, aggregator)}.png"))
+        # named by task and setting digest, never by the settings themselves (label_slug): short and stable
+        paths.append(save_png(fig, out_dir / f"{slug(name, dataset, label_slug(descriptor), label_slug(aggregator), 'convergence')}.png"))
     return paths

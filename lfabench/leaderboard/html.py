@@ -59,7 +59,9 @@ STYLE = ("body{font-family:sans-serif;margin:2em;color:#222}table{border-collaps
          "th{cursor:pointer;background:#f4f4f4;user-select:none}th[aria-sort=ascending]::after{content:' ▲'}"
          "th[aria-sort=descending]::after{content:' ▼'}img{max-width:100%;border:1px solid #eee;margin:.5em 0}"
          "code{background:#f4f4f4;padding:0 3px}.meta{color:#555}pre{background:#f8f8f8;padding:6px;"
-         "overflow:auto;max-height:20em}details{margin:2px 0}")
+         "overflow:auto;max-height:20em}details{margin:2px 0}"
+         "div.plots{display:flex;flex-wrap:wrap;align-items:flex-start;gap:8px}div.plots img{max-height:340px;max-width:calc(50% - 8px);"
+         "width:auto}table.legend td{border-bottom:1px solid #eee}summary{cursor:pointer}")
 
 
 def _csp_hash(source: str) -> str:
@@ -134,9 +136,11 @@ def _shown(value) -> str:
     return _sort_key(value) or "—"
 
 
-def _table_html(tab: pd.DataFrame, metric: str, anchors: list[str]) -> Markup:
-    """One sortable table; the score cell links to the runs section of its setting."""
-    shown = display_table(tab, metric)
+def _table_html(tab: pd.DataFrame, metric: str, anchors: list[str], short: dict[str, str] | None = None) -> Markup:
+    """One sortable table; the score cell links to the runs section of its setting; with ``short`` (full label ->
+    short label) the method cell shows the short label, its full settings as the hover title."""
+    full = tab["aggregator"].astype(str).tolist()
+    shown = display_table(tab.assign(aggregator=[(short or {}).get(a, a) for a in full]), metric)
     raw = {metric: tab["mean"].tolist(), "seeds": tab["n_seeds"].tolist(), "runs": tab["n_runs"].tolist(),
            "fit time (s)": tab["fit_s_mean"].tolist(), "transform time (s)": tab["transform_s_mean"].tolist(),
            "peak memory (MiB)": tab["peak_rss_mb_max"].tolist(), "output dim": tab["output_dim"].tolist(),
@@ -148,7 +152,12 @@ def _table_html(tab: pd.DataFrame, metric: str, anchors: list[str]) -> Markup:
         cells = []
         for col in shown.columns:
             text = str(shown[col].iloc[i])
-            content = link(f"#{anchors[i]}", text, title="the runs of this cell") if col == metric else escape(text)
+            if col == metric:
+                content = link(f"#{anchors[i]}", text, title="the runs of this cell")
+            elif col == "aggregator" and short:
+                content = html("<span title='{}'>{}</span>", full[i], text)
+            else:
+                content = escape(text)
             sort = _sort_key(raw[col][i]) if col in raw else _sort_key(shown[col].iloc[i])
             cells.append(html("<td{}{}>{}</td>", Markup(" class='num'") if col in numeric else "",
                               html(" data-sort='{}'", sort), content))
@@ -193,47 +202,79 @@ def _image(path: Path) -> Markup:
 
 def to_html(summary: pd.DataFrame, failed: list[dict], out_dir: Path | str = ".", intro: str = "",
             command: str | None = None, plots: dict[str, list[Path]] | None = None,
-            extra_sections: list[tuple[str, pd.DataFrame]] = ()) -> str:
-    """The page. ``plots``: PNG files per table title (and ``""`` for page-wide plots), embedded inline;
-    ``extra_sections``: further ``(title, table)`` pairs (e.g. the overall ranks), sortable too."""
+            extra_sections: list[tuple[str, pd.DataFrame]] = (), title: str | None = None,
+            settings: dict[str, str] | None = None) -> str:
+    """The page, in the order a reader needs it: the title (``title``; default: the board's datasets, protocols
+    and seeds, :func:`lfabench.leaderboard.titles.board_title`), then per table (one task and metric) its
+    heading, its sortable table (methods by short labels, the full settings on hover:
+    :mod:`lfabench.leaderboard.labels`) and its plots (``plots``: PNG files per table title, inline; ``""``:
+    page-wide plots), then ``extra_sections`` (further ``(title, table)`` pairs, e.g. the overall ranks, sortable
+    too), the legend of the labels, the records not counted, and folded away (``<details>``) how to read the cells
+    (``intro``) and every setting's runs with their provenance (each score links there)."""
+    from .labels import legend, short_labels
+    from .titles import board_title, task_heading
+
     out_dir = Path(out_dir).resolve()
     plots = plots or {}
+    title = title or board_title(summary)
+    short = short_labels(summary["aggregator"]) if not summary.empty else {}
     versions = sorted({v for cell in summary.get("lfabench_versions", []) for v in str(cell).split(",") if v})
     revisions = sorted({v for cell in summary.get("git_revisions", []) for v in str(cell).split(",") if v})
     generated = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-    body = [Markup("<h1>lfabench leaderboard</h1>"),
-            html("<p class='meta' id='provenance'>Generated {} by lfabench {}{}. Records from lfabench {}; "
-                 "git revision(s) {}.</p>", generated, __version__,
-                 html(" with <code>{}</code>", command) if command else "",
-                 ", ".join(versions) or "—", ", ".join(revisions) or "unknown"),
-            html("<p>{}</p><p class='meta'>Click a column header to sort; click a score for its runs.</p>",
-                 inline_markdown(intro))]
+    body = [html("<h1>{}</h1>", title)]
+    if settings:
+        body.append(html("<p>Protocol settings: {}.</p>", join(
+            html("<code>{}</code>: <code>{}</code>{}", e, v, "; " if i < len(settings) - 1 else "")
+            for i, (e, v) in enumerate(settings.items()))))
+    body.append(Markup("<p class='meta'>Methods are shown by short labels: hover one for its full settings, or "
+                       "see the <a href='#labels'>legend</a>. Click a column header to sort; click a score for "
+                       "its runs (provenance, at the end).</p>"))
     if summary.empty:
         body.append(Markup("<p><em>No successful run records found.</em></p>"))
     runs = []
-    for t, (title, metric, tab) in enumerate(table_groups(summary)):
+    for t, (table_title, metric, tab) in enumerate(table_groups(summary)):
+        heading = task_heading(tab, metric, with_dataset=summary["dataset"].nunique() > 1)
         anchors = [f"runs-{t}-{i}" for i in range(len(tab))]
-        body += [html("<h2>{}</h2>", title), _table_html(tab, metric, anchors)]
-        body += [_image(p) for p in plots.get(title, [])]
+        body += [html("<h2>{}</h2>", heading), _table_html(tab, metric, anchors, short)]
+        if plots.get(table_title):
+            body.append(html("<div class='plots'>{}</div>", join(_image(p) for p in plots[table_title])))
         for anchor, (_, row) in zip(anchors, tab.iterrows()):
-            runs.append(_runs_html(anchor, f"{title}: {row['descriptor']} {row['aggregator']}",
+            runs.append(_runs_html(anchor, f"{heading}: {row['aggregator']}",
                                    [p for p in str(row["paths"]).split(";") if p], out_dir))
-    for title, table in extra_sections:
+    for section_title, table in extra_sections:
         head = join(html("<th>{}</th>", c) for c in table.columns)
         rows = join(html("<tr>{}</tr>", join(html("<td data-sort='{}'>{}</td>", _sort_key(v), _shown(v))
                                              for v in row))
                     for row in table.itertuples(index=False))
-        body += [html("<h2>{}</h2>", title),
-                 html("<table class='sortable'><thead><tr>{}</tr></thead><tbody>{}</tbody></table>", head, rows)]
+        body += [html("<h2>{}</h2>", section_title),
+                 html("<div class='scroll'><table class='sortable'><thead><tr>{}</tr></thead><tbody>{}</tbody>"
+                      "</table></div>", head, rows)]
     if plots.get(""):
-        body += [Markup("<h2>Plots</h2>")] + [_image(p) for p in plots[""]]
-    if runs:
-        body += [Markup("<h2>Runs</h2>")] + runs
+        body += [Markup("<h2>Plots across tasks</h2>")] + [_image(p) for p in plots[""]]
+    if short:
+        body += [Markup("<h2 id='labels'>Labels</h2><p>Each short label and the settings it stands for: the "
+                        "parameters the setting changed from the plugin's default.</p>"),
+                 _legend_html(legend(short))]
     if failed:
         items = join(html("<li><code>{}</code>: {} — {}</li>", f.get("path"), f.get("status"), f.get("error"))
                      for f in failed)
         body.append(html("<p>{} run record(s) not counted (failed or unreadable):</p><ul>{}</ul>", len(failed), items))
+    body.append(html("<details><summary>How to read these tables</summary><p>{}</p></details>",
+                     inline_markdown(intro)))
+    body.append(html("<details id='provenance'><summary>Provenance: commands, records, revisions, environments"
+                     "</summary><p class='meta'>Generated {} by lfabench {}{}. Records from lfabench {}; "
+                     "git revision(s) {}.</p>{}</details>", generated, __version__,
+                     html(" with <code>{}</code>", command) if command else "",
+                     ", ".join(versions) or "—", ", ".join(revisions) or "unknown", join(runs)))
     return str(html("<!DOCTYPE html><html><head><meta charset='utf-8'>"
-                    "<meta http-equiv='Content-Security-Policy' content='{}'><title>lfabench leaderboard</title>"
+                    "<meta http-equiv='Content-Security-Policy' content='{}'><title>{}</title>"
                     "<style>{}</style></head><body>{}<script>{}</script></body></html>\n",
-                    CONTENT_SECURITY_POLICY, Markup(STYLE), join(body), Markup(SORT_JS)))
+                    CONTENT_SECURITY_POLICY, title, Markup(STYLE), join(body), Markup(SORT_JS)))
+
+
+def _legend_html(table: pd.DataFrame) -> Markup:
+    """The legend: one row per short label with the full settings it stands for."""
+    rows = join(html("<tr><td>{}</td><td><code>{}</code></td></tr>", label, settings)
+                for label, settings in zip(table["label"], table["settings"]))
+    return html("<table class='legend'><thead><tr><th>label</th><th>settings</th></tr></thead><tbody>{}</tbody>"
+                "</table>", rows)

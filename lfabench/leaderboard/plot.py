@@ -1,4 +1,5 @@
-"""Leaderboard plots, one per (dataset, evaluator, metric): mean ± std over seeds and every seed's score.
+"""Leaderboard plots, one per table (dataset, descriptor, evaluator, metric): mean ± std over seeds and every
+seed's score, methods by their short labels (:mod:`lfabench.leaderboard.labels`).
 
 A dot plot, not bars: the axis spans the scores (a 90–97 spread stays visible instead of starting
 at 0, which bars would need to be honest); each seed is a small grey point beside its mean, so the
@@ -38,6 +39,21 @@ def slug(*parts: str) -> str:
     if len(stem) <= MAX_SLUG:
         return stem
     return stem[:MAX_SLUG - 13] + "-" + hashlib.sha256(stem.encode()).hexdigest()[:12]
+
+
+def label_slug(label: str) -> str:
+    """A label's part of a file name, without its settings: the plugin name alone, or, for a label with
+    parameters or a setting id (``sift[max_keypoints=90]``, ``bow{6461e290d7}``), the plugin name and a 6-hex
+    digest of the whole label, so the name stays short, stable for one setting, and distinct between two."""
+    label = str(label)
+    base = re.split(r"[\[{]", label, maxsplit=1)[0]
+    return base if base == label else f"{base}-{hashlib.sha256(label.encode()).hexdigest()[:6]}"
+
+
+def task_slug(tab: pd.DataFrame, metric: str) -> str:
+    """A table's part of its plots' file names: dataset, descriptor (:func:`label_slug`), evaluator and metric."""
+    return "-".join([str(tab["dataset"].iloc[0]), label_slug(tab["descriptor"].iloc[0]),
+                     str(tab["evaluator"].iloc[0]), str(metric)])
 
 
 def _no_math(text: str) -> str:
@@ -85,21 +101,24 @@ def score_range(lows, highs) -> tuple[float, float]:
 
 def plot_tables(summary: pd.DataFrame, out_dir: Path, name: str,
                 per_seed: pd.DataFrame | None = None) -> dict[str, list[Path]]:
-    """Write ``<name>-<dataset>-<evaluator>-<metric>.png`` per table; returns ``{table title: [path]}``.
+    """Write ``<name>-<task>-scores.png`` per table (:func:`task_slug`); returns ``{table title: [path]}``.
 
     ``per_seed``: the records frame with the leaderboard's labels (one row per run and metric, with
     ``setting``, ``seed``, ``value``); its scores are drawn as points beside each mean.
     """
+    from .labels import short_labels
     from .tables import table_groups
+    from .titles import task_heading
 
     plots: dict[str, list[Path]] = {}
     if summary.empty:
         return plots
     plt = _pyplot()
+    short = short_labels(summary["aggregator"])
     for title, metric, tab in table_groups(summary):
-        dataset, evaluator = tab["dataset"].iloc[0], tab["evaluator"].iloc[0]
+        dataset, descriptor, evaluator = tab["dataset"].iloc[0], tab["descriptor"].iloc[0], tab["evaluator"].iloc[0]
         tab = tab.iloc[::-1]  # best at the top
-        labels = [f"{a} ({d}, n={n})" for a, d, n in zip(tab["aggregator"], tab["descriptor"], tab["n_seeds"])]
+        labels = [f"{short[a]} (n={n})" for a, n in zip(tab["aggregator"], tab["n_seeds"])]
         longest = max(len(lab) for lab in labels)
         fig, ax = plt.subplots(figsize=(5 + 0.075 * longest, 0.4 * len(tab) + 1.3))
         ys = list(range(len(tab)))
@@ -107,7 +126,7 @@ def plot_tables(summary: pd.DataFrame, out_dir: Path, name: str,
         lows, highs = list(tab["mean"] - std), list(tab["mean"] + std)
         if per_seed is not None and not per_seed.empty:
             seeds = per_seed[(per_seed["dataset"] == dataset) & (per_seed["evaluator"] == evaluator)
-                             & (per_seed["metric"] == metric)]
+                             & (per_seed["descriptor"] == descriptor) & (per_seed["metric"] == metric)]
             for y, setting in zip(ys, tab["setting"]):
                 values = seeds.loc[seeds["setting"] == setting, "value"]
                 ax.scatter(values, [y - 0.18] * len(values), s=12, color="#888888", zorder=2,
@@ -120,8 +139,8 @@ def plot_tables(summary: pd.DataFrame, out_dir: Path, name: str,
         ax.set_xlim(*score_range(lows, highs))
         ax.grid(axis="x", alpha=0.3)
         ax.set_xlabel(f"{metric} (mean ± std over seeds; grey: each seed)")
-        ax.set_title(f"{dataset} — {evaluator}")
+        ax.set_title(task_heading(tab, metric))
         ax.legend(loc="lower right", fontsize="small")
-        path = save_png(fig, out_dir / f"{slug(name, dataset, evaluator, metric)}.png")
+        path = save_png(fig, out_dir / f"{slug(name, task_slug(tab, metric), 'scores')}.png")
         plots.setdefault(title, []).append(path)
     return plots

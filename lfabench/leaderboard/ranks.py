@@ -105,11 +105,14 @@ def cd_plot(summary: pd.DataFrame, path) -> "Path | None":
     if found is None:
         return None
     r, cd, matrix, _ = found
+    from .labels import short_labels
+
+    short = short_labels(summary["aggregator"])  # the page's labels; its legend gives the settings
     verdict = "rejects" if r.p_f < ALPHA else "does not reject"
     caption = (f"Mean rank over N = {r.n_tasks} tasks, k = {r.n_methods} methods; Friedman (Iman-Davenport) "
                f"p = {r.p_f:.3g}: {verdict} at alpha={ALPHA:g}.\nBars: not significantly different at "
                f"alpha={ALPHA:g} (Nemenyi, CD = {cd:.2f}).")
-    return plot_cd(dict(zip(matrix.columns, r.mean_ranks)), cd, path, caption)
+    return plot_cd(dict(zip((short.get(m, m) for m in matrix.columns), r.mean_ranks)), cd, path, caption)
 
 
 def friedman_text(summary: pd.DataFrame, diagram: str | None = None) -> str:
@@ -148,8 +151,12 @@ def rank_markdown(summary: pd.DataFrame, diagram: str | None = None) -> str:
     table = rank_table(summary)
     if table.empty:
         return ""
+    from .labels import short_labels
+
     _, unranked = ranked_rows(summary)
     shown = table.copy()
+    short = short_labels(summary["aggregator"])  # the page's labels; its legend gives the settings
+    shown["method"] = [short.get(m, m) for m in shown["method"]]
     shown["mean_rank"] = [f"{v:.2f}" for v in shown["mean_rank"]]
     for col in shown.columns[3:]:
         shown[col] = ["—" if pd.isna(v) else f"{v:g}" for v in shown[col]]

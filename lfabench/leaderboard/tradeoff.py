@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .plot import _pyplot, save_png, score_range, slug
+from .plot import _pyplot, save_png, score_range, slug, task_slug
 
 COSTS = {"time": ("aggregation time (s, fit + transform; log scale)", lambda t: t["fit_s_mean"].fillna(0)
                   + t["transform_s_mean"].fillna(0)),
@@ -32,13 +32,16 @@ def pareto_front(cost, score) -> np.ndarray:
 
 
 def plot_tradeoffs(summary: pd.DataFrame, out_dir: Path, name: str) -> dict[str, list[Path]]:
-    """Write ``<name>-tradeoff-<time|dim>-<dataset>-<evaluator>-<metric>.png``; returns ``{table title: paths}``."""
+    """Write ``<name>-<task>-<time|dim>.png`` (:func:`~lfabench.leaderboard.plot.task_slug`); returns
+    ``{table title: paths}``. Points are named by their short labels (:mod:`lfabench.leaderboard.labels`)."""
+    from .labels import short_labels
     from .tables import table_groups
+    from .titles import task_heading
 
     plt = _pyplot()
     plots: dict[str, list[Path]] = {}
+    short = short_labels(summary["aggregator"]) if not summary.empty else {}
     for title, metric, tab in table_groups(summary):
-        dataset, evaluator = tab["dataset"].iloc[0], tab["evaluator"].iloc[0]
         for cost_name, (xlabel, cost_of) in COSTS.items():
             cost = cost_of(tab)
             ok = cost.notna() & (cost > 0)
@@ -58,15 +61,15 @@ def plot_tradeoffs(summary: pd.DataFrame, out_dir: Path, name: str) -> dict[str,
             ax.step(x[front][order], y[front][order], where="post", color="#c44e52", alpha=0.6)
             # name the front's points (and every point when few): labels of dominated crowds only hide data
             named = front | (len(x) <= 12)
-            for xi, yi, lab, d in zip(x[named], y[named], t["aggregator"][named], t["descriptor"][named]):
-                ax.annotate(f"{lab} ({d})", (xi, yi), textcoords="offset points", xytext=(4, 4), fontsize=7)
+            for xi, yi, lab in zip(x[named], y[named], t["aggregator"][named]):
+                ax.annotate(short[lab], (xi, yi), textcoords="offset points", xytext=(4, 4), fontsize=7)
             ax.set_xscale("log")
             ax.set_ylim(*score_range(y, y))
             ax.set_xlabel(xlabel)
             ax.set_ylabel(f"{metric} (mean over seeds)")
-            ax.set_title(f"{dataset} — {evaluator}: {metric} vs {cost_name}")
+            ax.set_title(f"{task_heading(tab, metric)} vs {cost_name}")
             ax.grid(alpha=0.3)
             ax.legend(fontsize="small", loc="center left", bbox_to_anchor=(1.01, 0.5))
-            path = save_png(fig, out_dir / f"{slug(name, 'tradeoff', cost_name, dataset, evaluator, metric)}.png")
+            path = save_png(fig, out_dir / f"{slug(name, task_slug(tab, metric), cost_name)}.png")
             plots.setdefault(title, []).append(path)
     return plots

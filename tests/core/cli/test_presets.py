@@ -124,7 +124,7 @@ def test_smoke_preset_runs_end_to_end(name, tmp_path):
     out = build_leaderboard([tmp_path / "lfabench_multirun"], tmp_path / "lb")
     assert "No successful run records" not in out["markdown"].read_text()
     if name in CURVES:
-        assert any("curve-" in p.name and p.name.endswith(f"{CURVES[name]}.png") for p in out["plots"]), \
+        assert any(p.name.endswith(f"{CURVES[name]}-curve.png") for p in out["plots"]), \
             [p.name for p in out["plots"]]
 
 

@@ -40,7 +40,7 @@ def test_leaderboard_means_stds_and_settings(tmp_path):
     page = out["html"].read_text()
     assert page.startswith("<!DOCTYPE html>") and "83.00 ± 3.61" in page and "bow[n_clusters=8]" in page
     plot = out["plots"][0]
-    assert plot.name == "leaderboard-digits-knn-accuracy.png" and plot.read_bytes()[:4] == b"\x89PNG"
+    assert plot.name == "leaderboard-digits-patches-knn-accuracy-scores.png" and plot.read_bytes()[:4] == b"\x89PNG"
     runs = pd.read_csv(out["runs_csv"])  # one row per setting and seed, with where each value came from
     assert len(runs) == 4 and sorted(runs["value"]) == [70.0, 80.0, 82.0, 87.0]
     assert set(runs["aggregator"]) == {"bow[n_clusters=64]", "bow[n_clusters=8]"}

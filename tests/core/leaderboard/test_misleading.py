@@ -183,7 +183,7 @@ def test_plot_axis_spans_the_scores_and_grows_with_long_labels(tmp_path):
         record(tmp_path / f"runs/a{seed}", seed, 90.0 + seed, aggregator=long)
         record(tmp_path / f"runs/b{seed}", seed, 96.0 + seed, aggregator="vlad")
     out, _, _ = board(tmp_path)
-    plot = next(p for p in out["plots"] if re.fullmatch(r"leaderboard-digits-knn-accuracy\.png", p.name))
+    plot = next(p for p in out["plots"] if re.fullmatch(r"leaderboard-digits-patches-knn-accuracy-scores\.png", p.name))
     assert _png_size(plot)[0] > 880  # the old fixed 8-inch figure squeezed the axes to fit the labels
 
 
@@ -196,7 +196,7 @@ def test_tradeoff_plots_mark_the_pareto_front(tmp_path):
     record(tmp_path / "runs/b", 0, 85.0, aggregator="vlad", output_dim=4096)
     out, _, _ = board(tmp_path)
     names = {p.name for p in out["plots"]}
-    assert {"leaderboard-tradeoff-time-digits-knn-accuracy.png", "leaderboard-tradeoff-dim-digits-knn-accuracy.png"} \
+    assert {"leaderboard-digits-patches-knn-accuracy-time.png", "leaderboard-digits-patches-knn-accuracy-dim.png"} \
         <= names
 
 

@@ -1,0 +1,85 @@
+"""What a board is about, in words: its title and each task's heading, from the plugins' own descriptions.
+
+Nothing here is written per board: a dataset is named by the first phrase of its plugin's description
+(``"Fifteen Scene Categories (Lazebnik 2006): 4,485 images, ..."`` -> ``Fifteen Scene Categories``), a
+protocol by the first clause of its evaluator's description with parenthetical remarks dropped
+(``"k-NN classification accuracy (%) on a seeded stratified 80/20 split, or ..."`` -> ``k-NN classification
+accuracy on a seeded stratified 80/20 split``), and the seeds are counted in the records. A plugin this
+environment lacks (records of a third-party plugin) is named by its plugin name.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+import pandas as pd
+
+from ..registry import get_registry
+
+
+@functools.lru_cache(maxsize=None)
+def _description(kind: str, name: str) -> str:
+    try:
+        return get_registry().get_spec(kind, name).description or ""
+    except LookupError:
+        return ""
+
+
+def dataset_title(name: str) -> str:
+    """The dataset's name in words: its plugin description up to the first ``(``, ``:`` or ``,``."""
+    first = re.split(r" ?\(|:|,", _description("dataset", str(name)), maxsplit=1)[0].strip()
+    return first or str(name)
+
+
+def protocol_title(evaluator: str) -> str:
+    """The evaluator's protocol in words: its description without parentheticals, up to its first comma."""
+    text = re.sub(r"\s*\([^()]*\)", "", _description("evaluator", str(evaluator)))
+    first = text.split(",", 1)[0].strip()
+    return first or str(evaluator)
+
+
+def seeds_phrase(seed_cells) -> str:
+    """``6 seeds`` when every table has the same number of seeds, ``1-6 seeds`` otherwise (from ``seeds`` cells
+    such as ``"0,1,2"``)."""
+    counts = sorted({len([s for s in str(cell).split(",") if s != ""]) for cell in seed_cells})
+    if not counts:
+        return "no seeds"
+    n = f"{counts[0]}" if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
+    return f"{n} seed" + ("" if counts == [1] else "s")
+
+
+def board_title(summary: pd.DataFrame) -> str:
+    """``<dataset>: <protocol>, <n> seeds``, one such part per (dataset, evaluator) on the board, ``; ``-joined;
+    ``lfabench leaderboard`` for a board without rows."""
+    if summary.empty:
+        return "lfabench leaderboard"
+    parts = []
+    for (dataset, evaluator), rows in summary.groupby(["dataset", "evaluator"], sort=True):
+        parts.append(f"{dataset_title(dataset)}: {protocol_title(evaluator)}, {seeds_phrase(rows['seeds'])}")
+    return "; ".join(parts)
+
+
+def task_heading(tab: pd.DataFrame, metric: str, with_dataset: bool = True) -> str:
+    """One table's heading: ``<dataset> · <descriptor> · <evaluator> <metric>``; without the dataset where the
+    page's title names the only one (``with_dataset=False``)."""
+    dataset, descriptor, evaluator = (str(tab[c].iloc[0]) for c in ("dataset", "descriptor", "evaluator"))
+    head = f"{descriptor} · {evaluator} {metric}"
+    return f"{dataset_title(dataset)} · {head}" if with_dataset else head
+
+
+def evaluator_settings(records: pd.DataFrame) -> dict[str, str]:
+    """``{evaluator: "k=1, metric=euclidean, ..."}``: the evaluator parameters its records set (those that are
+    one value across the board; ``several`` for one that varies), from the records frame's ``params``."""
+    out = {}
+    if records.empty:
+        return out
+    for evaluator, rows in records.groupby("evaluator", sort=True):
+        values: dict[str, set] = {}
+        for params in rows["params"]:
+            for key, value in (params or {}).items():
+                if key.startswith("evaluator."):
+                    values.setdefault(key.removeprefix("evaluator."), set()).add(str(value))
+        out[str(evaluator)] = ", ".join(f"{k}={next(iter(v)) if len(v) == 1 else 'several'}"
+                                        for k, v in sorted(values.items()))
+    return out
