@@ -101,7 +101,8 @@ class SoftHistograms:
     ``-sqrt(||x||^2 - 2 X V^T + ||v||^2)/sigma`` (Euclidean). :meth:`forward` keeps each block's
     memberships (and Euclidean distances) for :meth:`backward`, whose one GEMM per block gives both
     parameter gradients; nothing of size [N, K] is recomputed between the loss and its gradient.
-    Pooling is a sparse CSR product per block; sums over blocks are float64, in block order.
+    Pooling is a sparse CSR product per block, its transpose a gather of rows of ``dL/dS`` (the
+    1/N_i weights folded into the rows of X); sums over blocks are float64, in block order.
     """
 
     def __init__(self, X: np.ndarray, offsets: np.ndarray, dtype=WORK_DTYPE, block_rows: int = BLOCK_ROWS):
@@ -112,14 +113,17 @@ class SoftHistograms:
         self.offsets = np.asarray(offsets, dtype=np.int64)
         counts = np.diff(self.offsets)
         weights = np.repeat(1.0 / np.maximum(counts, 1), counts).astype(self.dtype)
+        self.weights = weights
         self.blocks = []
         for lo, hi in image_blocks(self.offsets, block_rows):
             r0, r1 = int(self.offsets[lo]), int(self.offsets[hi])
             pool = sparse.csr_matrix((weights[r0:r1], np.arange(r1 - r0), self.offsets[lo:hi + 1] - r0),
                                      shape=(hi - lo, r1 - r0))
-            self.blocks.append((lo, hi, r0, r1, pool))
+            owner = np.repeat(np.arange(hi - lo), counts[lo:hi])        # each row's image, in the block
+            self.blocks.append((lo, hi, r0, r1, pool, owner))
         self.n_samples = len(self.offsets) - 1
         self._saved = None
+        self._weighted_X = None
 
     def _logits(self, Xb: np.ndarray, rows: slice, kind: str, params):
         """``(Z, D)``: the block's logits [rows, K] (in a fresh array) and its Euclidean distances (or None)."""
@@ -130,10 +134,6 @@ class SoftHistograms:
             return Z, None
         V, vv, sigma = params
         G = Xb @ V.T
-        if kind == "sqeuclidean":
-            G *= 2.0 / sigma
-            G -= vv / sigma
-            return G, None
         G *= -2.0
         G += self.sq_norms[rows, None]
         G += vv
@@ -150,7 +150,10 @@ class SoftHistograms:
             return np.asarray(W, self.dtype), np.asarray(b, self.dtype)
         V, sigma = params
         V = np.asarray(V, dtype=np.float64)
-        return V.astype(self.dtype), np.einsum("ij,ij->i", V, V).astype(self.dtype), float(sigma)
+        vv = np.einsum("ij,ij->i", V, V)
+        if kind == "sqeuclidean":          # -(||x||^2 - 2 x.v + ||v||^2)/sigma, less its row constant: linear
+            return (2.0 / sigma * V).astype(self.dtype), (-vv / sigma).astype(self.dtype)
+        return V.astype(self.dtype), vv.astype(self.dtype), float(sigma)
 
     def forward(self, kind: str, params, keep: bool = True) -> np.ndarray:
         """[m, K] float64 histograms for ``params`` = ``(W, b)`` (linear) or ``(V, sigma)`` (distances).
@@ -161,8 +164,9 @@ class SoftHistograms:
         K = p[0].shape[0]
         S = np.zeros((self.n_samples, K))
         saved = []
-        for lo, hi, r0, r1, pool in self.blocks:
-            Z, D = self._logits(self.X[r0:r1], slice(r0, r1), kind, p)
+        logits = "linear" if kind == "sqeuclidean" else kind
+        for lo, hi, r0, r1, pool, _ in self.blocks:
+            Z, D = self._logits(self.X[r0:r1], slice(r0, r1), logits, p)
             Z -= Z.max(axis=1, keepdims=True)
             U = np.exp(Z, out=Z)
             U /= U.sum(axis=1, keepdims=True)
@@ -182,18 +186,22 @@ class SoftHistograms:
         if self._saved is None:
             raise RuntimeError("SoftHistograms.backward needs a forward(..., keep=True) first")
         _, saved = self._saved
+        if self._weighted_X is None:
+            self._weighted_X = self.X * self.weights[:, None]
         K = dS.shape[1]
         colsum = np.zeros(K)
         MtX = np.zeros((K, self.X.shape[1]))
         dS = np.asarray(dS, dtype=self.dtype)
-        for (lo, hi, r0, r1, pool), (U, D) in zip(self.blocks, saved):
-            G = np.asarray(pool.T @ dS[lo:hi])                     # dL/dU of the block
+        for (lo, hi, r0, r1, _, owner), (U, D) in zip(self.blocks, saved):
+            # dL/du_j = dS[image of j] / N_image (P^T dS): the 1/N_image is folded into the rows of X and
+            # into the column sums (weighted_X, weights), so the block gathers rows of dS and nothing else
+            G = dS[lo:hi].take(owner, axis=0)
             G -= np.einsum("ij,ij->i", U, G)[:, None]
-            G *= U                                                  # dL/dZ (softmax Jacobian)
+            G *= U                                                  # dL/dZ * N_image (softmax Jacobian)
             if D is not None:
                 G /= D
-            colsum += G.sum(axis=0, dtype=np.float64)
-            MtX += G.T @ self.X[r0:r1]
+            colsum += self.weights[r0:r1] @ G
+            MtX += G.T @ self._weighted_X[r0:r1]
         return colsum, MtX
 
 
