@@ -1,4 +1,5 @@
-"""One loss-and-gradient evaluation of the gradient-trained soft-BoW codebooks at paper scale.
+"""The costliest steps of the trained aggregators at paper scale: one soft-BoW objective evaluation, FV+NN's
+whitening and networks.
 
 ``PaperSoftBoWObjective.time_objective(<method>, <descriptor>)``: T1, DBoWs or EO-BoW at their defaults
 on the Fifteen Scene seed-0 training split, one evaluation of the objective the fit's L-BFGS minimises,
@@ -6,6 +7,9 @@ at its start (the seeded k-means codebook). A fit makes about ``max_iter`` such 
 line search rarely needs a second one per iteration), so this case moves with the fit's cost without
 paying 100 iterations per sample; the fit itself is ``PaperFit.time_fit``. The floor of one evaluation
 is its two GEMMs, ``4 N K d`` operations (docs/performance.md, "Soft-BoW codebooks").
+
+``PaperFVNNStages.time_whitening`` / ``time_network(<descriptor>)``: FV+NN's PCA-whitening of the training
+FVs to 512 dimensions, and one of its bagged networks trained on them (docs/performance.md, "FV+NN").
 """
 
 from __future__ import annotations
@@ -57,3 +61,45 @@ class PaperSoftBoWObjective:
 
     def time_objective(self, method, descriptor):
         self.fun(self.x0)
+
+
+class PaperFVNNStages:
+    """FV+NN's whitening and one network, at its defaults, on Fifteen Scene SIFT-90 and DAISY-150."""
+
+    params = [["sift", "daisy"]]
+    param_names = ["descriptor"]
+    timeout = 3600
+    number = 1
+    repeat = 1
+
+    def setup(self, descriptor):
+        from lfabench_plugins.aggregators.fv import FisherVector
+        from lfabench_plugins.aggregators.fv_nn import FVNN
+        from lfabench_plugins.aggregators.whitening import PCAWhitening
+
+        train, self.labels, *_ = split_bags("scene15", descriptor)
+        est = FVNN(random_state=0)
+        fisher = FisherVector(n_components=est.n_components, pca_components=est.pca_components, random_state=0)
+        self.F = fisher.fit(train).transform(train).astype(np.float64)
+        self.n_white = int(min(est.whiten_components, self.F.shape[0] - 1, self.F.shape[1]))
+        self.Fw = PCAWhitening(self.n_white).fit(self.F).transform(self.F)
+        self.est = est
+
+    def time_whitening(self, descriptor):
+        from lfabench_plugins.aggregators.whitening import PCAWhitening
+
+        PCAWhitening(self.n_white).fit(self.F)
+
+    def time_network(self, descriptor):
+        import warnings
+
+        from sklearn.exceptions import ConvergenceWarning
+        from sklearn.neural_network import MLPClassifier
+
+        from lfabench_plugins.aggregators.fv_nn import NETWORK_DTYPE
+
+        net = MLPClassifier(hidden_layer_sizes=tuple(self.est.hidden_layer_sizes), alpha=float(self.est.alpha),
+                            max_iter=int(self.est.max_iter), random_state=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            net.fit(self.Fw.astype(NETWORK_DTYPE), self.labels)
