@@ -43,7 +43,7 @@ from lfabench import PluginSpec, hookimpl
 from lfabench.aggregate import Aggregator
 from lfabench.bags import Bags
 
-from .softbow import LearnedSoftCodebook, distance_histograms_grad, distance_memberships, nearest_distance_scale
+from .softbow import LearnedSoftCodebook, SoftHistograms, codebook_gradient, nearest_distance_scale
 from .supervised import check_positive, class_indicator, codebook_start, lbfgs
 
 
@@ -62,12 +62,12 @@ def lda_trace_ratio(S: np.ndarray, Y: np.ndarray) -> tuple[float, np.ndarray, fl
     return tw / tb_safe, dS, tw, tb
 
 
-def dbows_objective(v: np.ndarray, X: np.ndarray, P, Y: np.ndarray, sigma: float) -> tuple[float, np.ndarray]:
-    """J(V) and dJ/dV (flattened) for the codebook ``v`` = V.ravel() [K*d]."""
-    V = v.reshape(-1, X.shape[1])
-    U, D = distance_memberships(X, V, sigma, "sqeuclidean")
-    J, dS, _, _ = lda_trace_ratio(np.asarray(P @ U), Y)
-    return J, distance_histograms_grad(X, V, P, U, D, sigma, "sqeuclidean", dS).ravel()
+def dbows_objective(v: np.ndarray, hist: SoftHistograms, Y: np.ndarray, sigma: float) -> tuple[float, np.ndarray]:
+    """J(V) and dJ/dV (flattened) for the codebook ``v`` = V.ravel() [K*d]; ``hist`` holds the training
+    descriptors (one row of ``Y`` [m, C] per image of ``hist``)."""
+    V = v.reshape(-1, hist.X.shape[1])
+    J, dS, _, _ = lda_trace_ratio(hist.forward("sqeuclidean", (V, sigma)), Y)
+    return J, codebook_gradient(V, *hist.backward(dS), sigma, "sqeuclidean").ravel()
 
 
 class DBoWs(LearnedSoftCodebook, Aggregator):
@@ -112,10 +112,9 @@ class DBoWs(LearnedSoftCodebook, Aggregator):
             raise ValueError(f"{name}: the LDA criterion needs at least 2 classes in y, got {Y.shape[1]}")
         train, self.standardizer_, X, V0 = codebook_start(self, bags)
         sigma = self.softness * nearest_distance_scale(X, V0, "sqeuclidean")
-        P = train.pooling_matrix(mean=True, dtype=np.float64)
-        keep = train.counts > 0            # an empty image has no histogram to discriminate
-        P, Y = P[keep], Y[keep]
-        v, curve, message = lbfgs(lambda v: dbows_objective(v, X, P, Y, sigma), V0.ravel(), self.max_iter,
+        keep = train.counts > 0            # an empty image has no histogram to discriminate (and no rows)
+        hist = SoftHistograms(X, np.concatenate([[0], np.cumsum(train.counts[keep])]))
+        v, curve, message = lbfgs(lambda v: dbows_objective(v, hist, Y[keep], sigma), V0.ravel(), self.max_iter,
                                   "DBoWs L-BFGS")
         self.codebook_ = v.reshape(V0.shape).copy()
         self.initial_codebook_ = V0

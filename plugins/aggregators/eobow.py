@@ -42,8 +42,8 @@ from lfabench.bags import Bags
 
 from .softbow import (
     LearnedSoftCodebook,
-    distance_histograms_grad,
-    distance_memberships,
+    SoftHistograms,
+    codebook_gradient,
     distances,
     nearest_distance_scale,
     softmax_backward,
@@ -69,14 +69,13 @@ def entropy_and_grad(S: np.ndarray, Y: np.ndarray, centres: np.ndarray, g: float
     return float(E), dS
 
 
-def eobow_objective(v: np.ndarray, X: np.ndarray, P, Y: np.ndarray, centres: np.ndarray, m_soft: float,
+def eobow_objective(v: np.ndarray, hist: SoftHistograms, Y: np.ndarray, centres: np.ndarray, m_soft: float,
                     g: float) -> tuple[float, np.ndarray]:
-    """E(V) and dE/dV (flattened) for the codebook ``v`` = V.ravel() [K*d]."""
-    V = v.reshape(-1, X.shape[1])
-    U, D = distance_memberships(X, V, m_soft, "euclidean")
-    S = np.asarray(P @ U)
-    E, dS = entropy_and_grad(S, Y, centres, g)
-    return E, distance_histograms_grad(X, V, P, U, D, m_soft, "euclidean", dS).ravel()
+    """E(V) and dE/dV (flattened) for the codebook ``v`` = V.ravel() [K*d]; ``hist`` holds the training
+    descriptors (one row of ``Y`` [m, C] per image of ``hist``)."""
+    V = v.reshape(-1, hist.X.shape[1])
+    E, dS = entropy_and_grad(hist.forward("euclidean", (V, m_soft)), Y, centres, g)
+    return E, codebook_gradient(V, *hist.backward(dS), m_soft, "euclidean").ravel()
 
 
 class EOBoW(LearnedSoftCodebook, Aggregator):
@@ -123,14 +122,14 @@ class EOBoW(LearnedSoftCodebook, Aggregator):
         Y = class_indicator(y, bags.n_samples)
         train, self.standardizer_, X, V0 = codebook_start(self, bags)
         m_soft = self.softness * nearest_distance_scale(X, V0, "euclidean")
-        P = train.pooling_matrix(mean=True, dtype=np.float64)
-        S0 = np.asarray(P @ distance_memberships(X, V0, m_soft, "euclidean")[0])
+        hist = SoftHistograms(X, train.offsets)
+        S0 = hist.forward("euclidean", (V0, m_soft), keep=False)
         nonempty = train.counts > 0
         # one centre per class: the class mean of the initial histograms (empty images left out)
         Yc = Y * nonempty[:, None]
         centres = (Yc.T @ S0) / np.maximum(Yc.sum(axis=0), 1)[:, None]
         g = self.entropy_softness * nearest_distance_scale(S0[nonempty], centres, "euclidean")
-        v, curve, message = lbfgs(lambda v: eobow_objective(v, X, P, Y, centres, m_soft, g), V0.ravel(),
+        v, curve, message = lbfgs(lambda v: eobow_objective(v, hist, Y, centres, m_soft, g), V0.ravel(),
                                   self.max_iter, "EO-BoW L-BFGS")
         self.codebook_ = v.reshape(V0.shape).copy()
         self.initial_codebook_ = V0

@@ -20,11 +20,16 @@ Backward: given ``dL/dS`` [m, K], ``dL/dU = P^T dL/dS`` and the softmax Jacobian
 * distance: ``dL/dD = -dL/dZ / sigma`` and ``dD_jk/dv_k = 2 (v_k - x_j)`` (squared) or
   ``(v_k - x_j) / D_jk`` (Euclidean), so with ``A = dL/dD`` (squared) or ``dL/dD / D`` (Euclidean)
   ``dL/dV = c * (diag(sum_j A_jk) V - A^T X)``, ``c = 2`` or ``1``.
+
+How it is computed (:class:`SoftHistograms`): block by block over whole images, one GEMM for the
+forward logits and one for both parameter gradients, the softmax and its backward in place, in
+float32 (``WORK_DTYPE``) with float64 sums over blocks; the float64 path is the same code.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from scipy import sparse
 
 DISTANCES = ("sqeuclidean", "euclidean")
 _EPS = 1e-12
@@ -53,33 +58,158 @@ def distances(X: np.ndarray, V: np.ndarray, distance: str) -> np.ndarray:
     return D2 if distance == "sqeuclidean" else np.sqrt(D2 + _EPS)
 
 
-def distance_backward(X: np.ndarray, V: np.ndarray, D: np.ndarray, dD: np.ndarray, distance: str) -> np.ndarray:
-    """``dL/dV`` [K, d] from ``dL/dD`` [N, K] (see the module docstring)."""
-    if distance == "sqeuclidean":
-        A, c = dD, 2.0
-    else:
-        A, c = dD / D, 1.0
-    return c * (A.sum(axis=0)[:, None] * V - A.T @ X)
-
-
-def distance_memberships(X: np.ndarray, V: np.ndarray, sigma: float, distance: str):
-    """``(U, D)``: memberships ``softmax(-D / sigma)`` [N, K] and the distances ``D`` [N, K]."""
-    D = distances(X, V, distance)
-    return softmax_rows(-D / sigma), D
-
-
-def distance_histograms_grad(X: np.ndarray, V: np.ndarray, P, U: np.ndarray, D: np.ndarray, sigma: float,
-                             distance: str, dS: np.ndarray) -> np.ndarray:
-    """``dL/dV`` [K, d] of a loss of the histograms ``S = P softmax(-D/sigma)``, given ``dL/dS`` [m, K]."""
-    dU = np.asarray(P.T @ dS)
-    dZ = softmax_backward(U, dU)
-    return distance_backward(X, V, D, -dZ / sigma, distance)
-
-
 def nearest_distance_scale(X: np.ndarray, V: np.ndarray, distance: str) -> float:
     """Mean over the rows of ``X`` of the distance to the nearest row of ``V`` (the softness unit)."""
     d = distances(X, V, distance).min(axis=1)
     return float(max(d.mean(), _EPS))
+
+
+#: The dtype of the fits' and transforms' [N, K] work (GEMMs, softmax). float32 doubles the GEMM rate and
+#: halves the memory traffic; the tests hold it to the float64 path within 1e-5 relative on the loss and
+#: 1e-4 of the gradient's norm (tests/plugins/aggregators/test_softbow.py; 1e-8 and 1e-6 measured on
+#: Fifteen Scene), and the 100-iteration L-BFGS fits end within 0.1% of the float64 fits' objective
+#: (docs/performance.md, with their 1-NN accuracies).
+WORK_DTYPE = np.float32
+#: Descriptors per block (whole images, so a block's histograms are complete): small enough that a
+#: block's [rows, K] arrays stay in cache, and fixed by the data alone, so the float64 sums over blocks
+#: run in the same order whatever the thread count.
+BLOCK_ROWS = 2048
+KINDS = ("linear",) + DISTANCES
+
+
+def image_blocks(offsets: np.ndarray, block_rows: int = BLOCK_ROWS) -> list[tuple[int, int]]:
+    """``[(first image, end image), ...]``: runs of consecutive whole images of at most ``block_rows``
+    descriptors together (an image with more is a block of its own); they cover every image once."""
+    offsets = np.asarray(offsets, dtype=np.int64)
+    m, blocks, lo = len(offsets) - 1, [], 0
+    while lo < m:
+        hi = int(np.searchsorted(offsets, offsets[lo] + block_rows, side="right")) - 1
+        hi = min(max(hi, lo + 1), m)
+        blocks.append((lo, hi))
+        lo = hi
+    return blocks
+
+
+class SoftHistograms:
+    """Mean-pooled soft-assignment histograms ``S = P softmax(Z)`` of one fixed descriptor set, and their
+    backward pass, computed block by block (see the module docstring for the notation).
+
+    ``X`` [N, d] descriptors, ``offsets`` [m + 1] (image ``i`` is rows ``offsets[i]:offsets[i+1]``),
+    ``dtype`` the dtype of the [N, K] work (float64: the exact path the tests compare with).
+
+    One GEMM per block gives the logits of every kind: ``X W^T + b`` (linear), ``(2 X V^T - ||v||^2)/sigma``
+    (squared: the ``||x||^2`` term is constant along a row, and a softmax ignores it), or
+    ``-sqrt(||x||^2 - 2 X V^T + ||v||^2)/sigma`` (Euclidean). :meth:`forward` keeps each block's
+    memberships (and Euclidean distances) for :meth:`backward`, whose one GEMM per block gives both
+    parameter gradients; nothing of size [N, K] is recomputed between the loss and its gradient.
+    Pooling is a sparse CSR product per block, its transpose a gather of rows of ``dL/dS`` (the
+    1/N_i weights folded into the rows of X); sums over blocks are float64, in block order.
+    """
+
+    def __init__(self, X: np.ndarray, offsets: np.ndarray, dtype=WORK_DTYPE, block_rows: int = BLOCK_ROWS):
+        X = np.asarray(X)
+        self.dtype = np.dtype(dtype)
+        self.X = np.ascontiguousarray(X, dtype=self.dtype)
+        self.sq_norms = np.einsum("ij,ij->i", X, X, dtype=np.float64).astype(self.dtype)
+        self.offsets = np.asarray(offsets, dtype=np.int64)
+        counts = np.diff(self.offsets)
+        weights = np.repeat(1.0 / np.maximum(counts, 1), counts).astype(self.dtype)
+        self.weights = weights
+        self.blocks = []
+        for lo, hi in image_blocks(self.offsets, block_rows):
+            r0, r1 = int(self.offsets[lo]), int(self.offsets[hi])
+            pool = sparse.csr_matrix((weights[r0:r1], np.arange(r1 - r0), self.offsets[lo:hi + 1] - r0),
+                                     shape=(hi - lo, r1 - r0))
+            owner = np.repeat(np.arange(hi - lo), counts[lo:hi])        # each row's image, in the block
+            self.blocks.append((lo, hi, r0, r1, pool, owner))
+        self.n_samples = len(self.offsets) - 1
+        self._saved = None
+        self._weighted_X = None
+
+    def _logits(self, Xb: np.ndarray, rows: slice, kind: str, params):
+        """``(Z, D)``: the block's logits [rows, K] (in a fresh array) and its Euclidean distances (or None)."""
+        if kind == "linear":
+            W, b = params
+            Z = Xb @ W.T
+            Z += b
+            return Z, None
+        V, vv, sigma = params
+        G = Xb @ V.T
+        G *= -2.0
+        G += self.sq_norms[rows, None]
+        G += vv
+        np.maximum(G, 0.0, out=G)
+        G += _EPS
+        D = np.sqrt(G, out=G)
+        return D * (-1.0 / sigma), D
+
+    def _params(self, kind: str, params):
+        if kind not in KINDS:
+            raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+        if kind == "linear":
+            W, b = params
+            return np.asarray(W, self.dtype), np.asarray(b, self.dtype)
+        V, sigma = params
+        V = np.asarray(V, dtype=np.float64)
+        vv = np.einsum("ij,ij->i", V, V)
+        if kind == "sqeuclidean":          # -(||x||^2 - 2 x.v + ||v||^2)/sigma, less its row constant: linear
+            return (2.0 / sigma * V).astype(self.dtype), (-vv / sigma).astype(self.dtype)
+        return V.astype(self.dtype), vv.astype(self.dtype), float(sigma)
+
+    def forward(self, kind: str, params, keep: bool = True) -> np.ndarray:
+        """[m, K] float64 histograms for ``params`` = ``(W, b)`` (linear) or ``(V, sigma)`` (distances).
+
+        ``keep=False`` (a transform) keeps nothing for :meth:`backward`.
+        """
+        p = self._params(kind, params)
+        K = p[0].shape[0]
+        S = np.zeros((self.n_samples, K))
+        saved = []
+        logits = "linear" if kind == "sqeuclidean" else kind
+        for lo, hi, r0, r1, pool, _ in self.blocks:
+            Z, D = self._logits(self.X[r0:r1], slice(r0, r1), logits, p)
+            Z -= Z.max(axis=1, keepdims=True)
+            U = np.exp(Z, out=Z)
+            U /= U.sum(axis=1, keepdims=True)
+            S[lo:hi] = pool @ U
+            if keep:
+                saved.append((U, D))
+        self._saved = (kind, saved) if keep else None
+        return S
+
+    def backward(self, dS: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(sum_j M_j [K], M^T X [K, d])``, float64, for ``dL/dS`` [m, K] of the last :meth:`forward`.
+
+        ``M = dL/dZ`` (linear and squared kinds) or ``dL/dZ / D`` (Euclidean): the linear gradients are
+        ``dL/dW = M^T X``, ``dL/db = sum_j M_j``; the distance ones ``dL/dV = -(c/sigma)(diag(sum_j M_j) V
+        - M^T X)`` with ``c = 2`` (squared) or ``1`` (Euclidean): :func:`codebook_gradient`.
+        """
+        if self._saved is None:
+            raise RuntimeError("SoftHistograms.backward needs a forward(..., keep=True) first")
+        _, saved = self._saved
+        if self._weighted_X is None:
+            self._weighted_X = self.X * self.weights[:, None]
+        K = dS.shape[1]
+        colsum = np.zeros(K)
+        MtX = np.zeros((K, self.X.shape[1]))
+        dS = np.asarray(dS, dtype=self.dtype)
+        for (lo, hi, r0, r1, _, owner), (U, D) in zip(self.blocks, saved):
+            # dL/du_j = dS[image of j] / N_image (P^T dS): the 1/N_image is folded into the rows of X and
+            # into the column sums (weighted_X, weights), so the block gathers rows of dS and nothing else
+            G = dS[lo:hi].take(owner, axis=0)
+            G -= np.einsum("ij,ij->i", U, G)[:, None]
+            G *= U                                                  # dL/dZ * N_image (softmax Jacobian)
+            if D is not None:
+                G /= D
+            colsum += self.weights[r0:r1] @ G
+            MtX += G.T @ self._weighted_X[r0:r1]
+        return colsum, MtX
+
+
+def codebook_gradient(V: np.ndarray, colsum: np.ndarray, MtX: np.ndarray, sigma: float, kind: str) -> np.ndarray:
+    """``dL/dV`` [K, d] from :meth:`SoftHistograms.backward` of the distance logits ``-dist(x, v)/sigma``."""
+    c = 2.0 if kind == "sqeuclidean" else 1.0
+    return -(c / sigma) * (colsum[:, None] * V - MtX)
 
 
 class LearnedSoftCodebook:
@@ -87,7 +217,7 @@ class LearnedSoftCodebook:
 
     Mixed into DBoWs and EO-BoW, whose fits set ``standardizer_``, ``initial_codebook_`` (the k-means
     start) and ``codebook_`` (the learned one). An image's vector is the mean of its descriptors'
-    memberships (:func:`distance_memberships`), ``[m, K]`` float32.
+    memberships (:class:`SoftHistograms`), ``[m, K]`` float32.
     """
 
     #: ``"sqeuclidean"`` or ``"euclidean"``: the distance inside the memberships.
@@ -105,6 +235,5 @@ class LearnedSoftCodebook:
         return self._encode(bags, self.codebook_)
 
     def _encode(self, bags, V: np.ndarray) -> np.ndarray:
-        X = self.standardizer_.transform(bags.descriptors)
-        U, _ = distance_memberships(X, V, self.membership_scale(), self.membership_distance)
-        return np.asarray(bags.pooling_matrix(mean=True, dtype=np.float64) @ U).astype(np.float32)
+        hist = SoftHistograms(self.standardizer_.transform(bags.descriptors), bags.offsets)
+        return hist.forward(self.membership_distance, (V, self.membership_scale()), keep=False).astype(np.float32)

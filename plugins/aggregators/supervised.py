@@ -69,10 +69,19 @@ def lbfgs(fun, x0: np.ndarray, max_iter: int, desc: str, tol: float = 1e-6) -> t
     """Minimise ``fun(x) -> (loss, grad)`` by scipy's L-BFGS-B with a tqdm bar.
 
     Returns ``(x, curve, message)``: ``curve[0]`` is the loss at ``x0``, then one loss per iteration.
+    ``fun`` is evaluated once per distinct point: scipy's first call, at ``x0``, reuses the curve's.
     """
     from scipy.optimize import minimize
 
-    curve = [float(fun(x0)[0])]
+    last = {}
+
+    def once(x):
+        if "x" not in last or not np.array_equal(last["x"], x):
+            last["x"], last["value"] = np.array(x, copy=True), fun(x)
+        loss, grad = last["value"]
+        return loss, np.array(grad, copy=True)      # the optimiser may write into what it is given
+
+    curve = [float(once(x0)[0])]
     if max_iter <= 0:
         return x0, curve, "max_iter=0: no optimisation"
     with tqdm(total=int(max_iter), desc=desc, unit="it", leave=False, disable=None) as bar:
@@ -81,7 +90,7 @@ def lbfgs(fun, x0: np.ndarray, max_iter: int, desc: str, tol: float = 1e-6) -> t
             bar.update(1)
             bar.set_postfix(loss=f"{curve[-1]:.4g}")
 
-        res = minimize(fun, x0, jac=True, method="L-BFGS-B", callback=callback,
+        res = minimize(once, x0, jac=True, method="L-BFGS-B", callback=callback,
                        options={"maxiter": int(max_iter), "ftol": tol, "gtol": 1e-8})
     return res.x, curve, str(res.message)
 

@@ -49,28 +49,25 @@ from lfabench import PluginSpec, hookimpl
 from lfabench.aggregate import Aggregator
 from lfabench.bags import Bags
 
-from .softbow import nearest_distance_scale, softmax_backward, softmax_rows
+from .softbow import SoftHistograms, nearest_distance_scale, softmax_rows
 from .supervised import check_positive, class_indicator, codebook_start, lbfgs
 
 
-def t1_loss_and_grad(theta: np.ndarray, X: np.ndarray, P, Y: np.ndarray, K: int, reg: float):
+def t1_loss_and_grad(theta: np.ndarray, hist: SoftHistograms, Y: np.ndarray, K: int, reg: float):
     """Loss and gradient of T1 at ``theta = [W.ravel(), b, A.ravel(), a]``.
 
-    ``X`` [N, d] (standardised) descriptors, ``P`` [m, N] mean pooling, ``Y`` [m, C] one-hot.
+    ``hist`` holds the (standardised) training descriptors, one row of the one-hot ``Y`` [m, C] per image.
     """
-    N, d = X.shape
+    d = hist.X.shape[1]
     m, C = Y.shape
     W, b, A, a = unpack(theta, K, d, C)
-    U = softmax_rows(X @ W.T + b)                       # [N, K]
-    S = K * np.asarray(P @ U)                           # [m, K], scaled so that A is O(1)
+    S = K * hist.forward("linear", (W, b))              # [m, K], scaled so that A is O(1)
     Pr = softmax_rows(S @ A + a)                        # [m, C]
     loss = -np.sum(Y * np.log(np.maximum(Pr, 1e-300))) / m + 0.5 * reg * np.sum(A * A)
     dL = (Pr - Y) / m                                   # d loss / d logits
     dA = S.T @ dL + reg * A
     da = dL.sum(axis=0)
-    dZ = softmax_backward(U, K * np.asarray(P.T @ (dL @ A.T)))
-    dW = dZ.T @ X
-    db = dZ.sum(axis=0)
+    db, dW = hist.backward(K * (dL @ A.T))
     return loss, np.concatenate([dW.ravel(), db, dA.ravel(), da])
 
 
@@ -129,8 +126,8 @@ class T1(Aggregator):
         sigma = self.softness * nearest_distance_scale(X, V, "sqeuclidean")
         K, d, C = V.shape[0], X.shape[1], Y.shape[1]
         theta0 = np.concatenate([(2.0 * V / sigma).ravel(), -(V * V).sum(1) / sigma, np.zeros(K * C), np.zeros(C)])
-        P = train.pooling_matrix(mean=True, dtype=np.float64)
-        theta, curve, message = lbfgs(lambda t: t1_loss_and_grad(t, X, P, Y, K, self.reg), theta0,
+        hist = SoftHistograms(X, train.offsets)
+        theta, curve, message = lbfgs(lambda t: t1_loss_and_grad(t, hist, Y, K, self.reg), theta0,
                                       self.max_iter, "T1 L-BFGS")
         W, b, A, a = unpack(theta, K, d, C)
         self.weights_, self.bias_ = W.copy(), b.copy()
@@ -149,9 +146,8 @@ class T1(Aggregator):
         return self._encode(bags, self.weights_, self.bias_)
 
     def _encode(self, bags: Bags, W: np.ndarray, b: np.ndarray) -> np.ndarray:
-        X = self.standardizer_.transform(bags.descriptors)
-        U = softmax_rows(X @ W.T + b)
-        return np.asarray(bags.pooling_matrix(mean=True, dtype=np.float64) @ U).astype(np.float32)
+        hist = SoftHistograms(self.standardizer_.transform(bags.descriptors), bags.offsets)
+        return hist.forward("linear", (W, b), keep=False).astype(np.float32)
 
 
 @hookimpl

@@ -7,6 +7,7 @@ from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 
 from lfabench.testing import aggregator_checks, make_check_bags
 from lfabench_plugins.aggregators.dbows import DBoWs, dbows_objective, lda_trace_ratio
+from lfabench_plugins.aggregators.softbow import SoftHistograms
 from lfabench_plugins.aggregators.supervised import class_indicator
 
 SMALL = DBoWs(n_clusters=6, max_iter=5, random_state=0)
@@ -34,11 +35,11 @@ def test_dbows_gradient_matches_finite_differences():
     bags, y = make_check_bags()
     rng = np.random.default_rng(0)
     X = rng.normal(size=(bags.n_descriptors, bags.dim))
-    P = bags.pooling_matrix(mean=True, dtype=np.float64)
+    hist = SoftHistograms(X, bags.offsets, dtype=np.float64)   # the exact path (float32 is compared in test_softbow)
     Y = class_indicator(y, bags.n_samples)
     v = rng.normal(size=5 * bags.dim)
-    f = lambda v: dbows_objective(v, X, P, Y, 5.0)[0]   # noqa: E731
-    g = lambda v: dbows_objective(v, X, P, Y, 5.0)[1]   # noqa: E731
+    f = lambda v: dbows_objective(v, hist, Y, 5.0)[0]   # noqa: E731
+    g = lambda v: dbows_objective(v, hist, Y, 5.0)[1]   # noqa: E731
     assert check_grad(f, g, v) < 1e-5 * np.linalg.norm(g(v))
 
 

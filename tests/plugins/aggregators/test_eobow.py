@@ -6,6 +6,7 @@ from scipy.optimize import check_grad
 
 from lfabench.testing import aggregator_checks, make_check_bags
 from lfabench_plugins.aggregators.eobow import EOBoW, entropy_and_grad, eobow_objective
+from lfabench_plugins.aggregators.softbow import SoftHistograms
 from lfabench_plugins.aggregators.supervised import class_indicator
 
 SMALL = EOBoW(n_clusters=6, max_iter=5, random_state=0)
@@ -39,12 +40,12 @@ def test_eobow_gradient_matches_finite_differences():
     bags, y = make_check_bags()
     rng = np.random.default_rng(0)
     X = rng.normal(size=(bags.n_descriptors, bags.dim))
-    P = bags.pooling_matrix(mean=True, dtype=np.float64)
+    hist = SoftHistograms(X, bags.offsets, dtype=np.float64)   # the exact path (float32 is compared in test_softbow)
     Y = class_indicator(y, bags.n_samples)
     centres = rng.dirichlet(np.ones(5), size=3)
     v = rng.normal(size=5 * bags.dim)
-    f = lambda v: eobow_objective(v, X, P, Y, centres, 2.0, 0.05)[0]   # noqa: E731
-    g = lambda v: eobow_objective(v, X, P, Y, centres, 2.0, 0.05)[1]   # noqa: E731
+    f = lambda v: eobow_objective(v, hist, Y, centres, 2.0, 0.05)[0]   # noqa: E731
+    g = lambda v: eobow_objective(v, hist, Y, centres, 2.0, 0.05)[1]   # noqa: E731
     assert check_grad(f, g, v) < 1e-3 * np.linalg.norm(g(v))
 
 

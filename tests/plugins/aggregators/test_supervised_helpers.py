@@ -5,7 +5,7 @@ import pytest
 from scipy.optimize import check_grad
 
 from lfabench.testing import make_check_bags
-from lfabench_plugins.aggregators.softbow import distance_histograms_grad, distance_memberships
+from lfabench_plugins.aggregators.softbow import SoftHistograms, codebook_gradient
 from lfabench_plugins.aggregators.supervised import descriptor_labels, lbfgs, per_image_sample
 
 
@@ -34,18 +34,15 @@ def test_soft_histogram_gradient(distance):
     bags, _ = make_check_bags()
     rng = np.random.default_rng(0)
     X = rng.normal(size=(bags.n_descriptors, bags.dim))
-    P = bags.pooling_matrix(mean=True, dtype=np.float64)
+    hist = SoftHistograms(X, bags.offsets, dtype=np.float64, block_rows=16)
     R = rng.normal(size=(bags.n_samples, 4))          # loss = sum(R * S), linear in the histograms
 
     def f(v):
-        V = v.reshape(4, -1)
-        U, _ = distance_memberships(X, V, 3.0, distance)
-        return float(np.sum(R * (P @ U)))
+        return float(np.sum(R * hist.forward(distance, (v.reshape(4, -1), 3.0))))
 
     def g(v):
-        V = v.reshape(4, -1)
-        U, D = distance_memberships(X, V, 3.0, distance)
-        return distance_histograms_grad(X, V, P, U, D, 3.0, distance, R).ravel()
+        hist.forward(distance, (v.reshape(4, -1), 3.0))
+        return codebook_gradient(v.reshape(4, -1), *hist.backward(R), 3.0, distance).ravel()
 
     v = rng.normal(size=4 * bags.dim)
     assert check_grad(f, g, v) < 1e-5 * np.linalg.norm(g(v))
@@ -55,3 +52,14 @@ def test_lbfgs_records_the_curve():
     x, curve, _ = lbfgs(lambda x: (float(np.sum((x - 3) ** 2)), 2 * (x - 3)), np.zeros(3), 20, "test")
     np.testing.assert_allclose(x, 3.0, atol=1e-6)
     assert curve[0] == pytest.approx(27.0) and curve[-1] < 1e-10
+
+
+def test_lbfgs_evaluates_the_start_once():
+    seen = []
+
+    def fun(x):
+        seen.append(x.copy())
+        return float(np.sum((x - 3) ** 2)), 2 * (x - 3)
+
+    lbfgs(fun, np.zeros(3), 20, "test")
+    assert sum(np.array_equal(x, np.zeros(3)) for x in seen) == 1

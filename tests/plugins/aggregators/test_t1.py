@@ -5,7 +5,7 @@ import pytest
 from scipy.optimize import check_grad
 
 from lfabench.testing import aggregator_checks, make_check_bags
-from lfabench_plugins.aggregators.softbow import softmax_rows
+from lfabench_plugins.aggregators.softbow import SoftHistograms, softmax_rows
 from lfabench_plugins.aggregators.supervised import class_indicator
 from lfabench_plugins.aggregators.t1 import T1, t1_loss_and_grad
 
@@ -21,12 +21,12 @@ def test_t1_gradient_matches_finite_differences():
     bags, y = make_check_bags()
     rng = np.random.default_rng(0)
     X = rng.normal(size=(bags.n_descriptors, bags.dim))
-    P = bags.pooling_matrix(mean=True, dtype=np.float64)
+    hist = SoftHistograms(X, bags.offsets, dtype=np.float64)   # the exact path (float32 is compared in test_softbow)
     Y = class_indicator(y, bags.n_samples)
     K, C = 5, Y.shape[1]
     theta = rng.normal(size=K * bags.dim + K + K * C + C)
-    f = lambda t: t1_loss_and_grad(t, X, P, Y, K, 0.1)[0]      # noqa: E731
-    g = lambda t: t1_loss_and_grad(t, X, P, Y, K, 0.1)[1]      # noqa: E731
+    f = lambda t: t1_loss_and_grad(t, hist, Y, K, 0.1)[0]      # noqa: E731
+    g = lambda t: t1_loss_and_grad(t, hist, Y, K, 0.1)[1]      # noqa: E731
     assert check_grad(f, g, theta) < 1e-5 * np.linalg.norm(g(theta))
 
 

@@ -1,0 +1,186 @@
+"""The blocked soft-BoW path (SoftHistograms) against the whole-array float64 reference it replaced
+(kept below), its float32 work against its float64 work, and 1 vs 2 threads."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from lfabench.bags import Bags
+from lfabench.testing.determinism import thread_env
+from lfabench_plugins.aggregators.dbows import dbows_objective, lda_trace_ratio
+from lfabench_plugins.aggregators.eobow import entropy_and_grad, eobow_objective
+from lfabench_plugins.aggregators.softbow import SoftHistograms, codebook_gradient, image_blocks
+from lfabench_plugins.aggregators.t1 import t1_loss_and_grad, unpack
+
+KINDS = ["linear", "sqeuclidean", "euclidean"]
+
+
+# The whole-array float64 objectives that SoftHistograms replaced, kept as the reference (every [N, K]
+# array built in full).
+
+def ref_softmax_rows(Z):
+    E = np.exp(Z - Z.max(axis=1, keepdims=True))
+    return E / E.sum(axis=1, keepdims=True)
+
+
+def ref_softmax_backward(U, dU):
+    return U * (dU - np.sum(U * dU, axis=1, keepdims=True))
+
+
+def ref_distances(X, V, distance):
+    D2 = np.maximum((X * X).sum(1)[:, None] - 2.0 * X @ V.T + (V * V).sum(1)[None, :], 0.0)
+    return D2 if distance == "sqeuclidean" else np.sqrt(D2 + 1e-12)
+
+
+def ref_distance_backward(X, V, D, dD, distance):
+    A, c = (dD, 2.0) if distance == "sqeuclidean" else (dD / D, 1.0)
+    return c * (A.sum(axis=0)[:, None] * V - A.T @ X)
+
+
+def ref_distance_memberships(X, V, sigma, distance):
+    D = ref_distances(X, V, distance)
+    return ref_softmax_rows(-D / sigma), D
+
+
+def ref_distance_histograms_grad(X, V, P, U, D, sigma, distance, dS):
+    dZ = ref_softmax_backward(U, np.asarray(P.T @ dS))
+    return ref_distance_backward(X, V, D, -dZ / sigma, distance)
+
+
+def ref_dbows_objective(v, X, P, Y, sigma):
+    V = v.reshape(-1, X.shape[1])
+    U, D = ref_distance_memberships(X, V, sigma, "sqeuclidean")
+    J, dS, _, _ = lda_trace_ratio(np.asarray(P @ U), Y)
+    return J, ref_distance_histograms_grad(X, V, P, U, D, sigma, "sqeuclidean", dS).ravel()
+
+
+def ref_eobow_objective(v, X, P, Y, centres, m_soft, g):
+    V = v.reshape(-1, X.shape[1])
+    U, D = ref_distance_memberships(X, V, m_soft, "euclidean")
+    E, dS = entropy_and_grad(np.asarray(P @ U), Y, centres, g)
+    return E, ref_distance_histograms_grad(X, V, P, U, D, m_soft, "euclidean", dS).ravel()
+
+
+def ref_t1_loss_and_grad(theta, X, P, Y, K, reg):
+    d = X.shape[1]
+    m, C = Y.shape
+    W, b, A, a = unpack(theta, K, d, C)
+    U = ref_softmax_rows(X @ W.T + b)
+    S = K * np.asarray(P @ U)
+    Pr = ref_softmax_rows(S @ A + a)
+    loss = -np.sum(Y * np.log(np.maximum(Pr, 1e-300))) / m + 0.5 * reg * np.sum(A * A)
+    dL = (Pr - Y) / m
+    dA = S.T @ dL + reg * A
+    da = dL.sum(axis=0)
+    dZ = ref_softmax_backward(U, K * np.asarray(P.T @ (dL @ A.T)))
+    return loss, np.concatenate([(dZ.T @ X).ravel(), dZ.sum(axis=0), dA.ravel(), da])
+
+
+
+def problem(seed=0, counts=(7, 0, 12, 3, 30, 1, 9, 0, 15, 6), d=6, K=5, C=3):
+    """Descriptors of images of uneven sizes (two empty), a codebook near them, labels of every class."""
+    rng = np.random.default_rng(seed)
+    offsets = np.concatenate([[0], np.cumsum(counts)])
+    X = rng.normal(size=(offsets[-1], d))
+    V = X[rng.choice(len(X), K, replace=False)] + 0.3 * rng.normal(size=(K, d))
+    y = np.arange(len(counts)) % C
+    Y = np.eye(C)[y]
+    P = Bags(X, offsets).pooling_matrix(mean=True, dtype=np.float64)
+    return X, offsets, V, Y, P, rng
+
+
+def reference_forward(X, P, kind, params):
+    if kind == "linear":
+        W, b = params
+        U = ref_softmax_rows(X @ W.T + b)
+    else:
+        V, sigma = params
+        U = ref_distance_memberships(X, V, sigma, kind)[0]
+    return np.asarray(P @ U), U
+
+
+def test_image_blocks_cover_whole_images_in_order():
+    offsets = np.concatenate([[0], np.cumsum([3, 0, 4, 9, 2, 2, 0, 1])])
+    blocks = image_blocks(offsets, block_rows=5)
+    assert blocks == [(0, 2), (2, 3), (3, 4), (4, 8)]      # [3, 0] | [4] | [9] alone, over the cap | [2, 2, 0, 1]
+    assert image_blocks(np.array([0]), 5) == []
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("block_rows", [1, 10, 10_000])
+def test_float64_forward_and_backward_match_the_reference(kind, block_rows):
+    X, offsets, V, _, P, rng = problem()
+    params = (rng.normal(size=V.shape), rng.normal(size=5)) if kind == "linear" else (V, 2.0)
+    hist = SoftHistograms(X, offsets, dtype=np.float64, block_rows=block_rows)
+    S = hist.forward(kind, params)
+    S_ref, U = reference_forward(X, P, kind, params)
+    np.testing.assert_allclose(S, S_ref, rtol=1e-12, atol=1e-15)
+    dS = rng.normal(size=S.shape)
+    colsum, MtX = hist.backward(dS)
+    dZ = ref_softmax_backward(U, np.asarray(P.T @ dS))
+    if kind == "linear":
+        np.testing.assert_allclose(MtX, dZ.T @ X, rtol=1e-10, atol=1e-13)
+        np.testing.assert_allclose(colsum, dZ.sum(0), rtol=1e-10, atol=1e-13)
+    else:
+        want = ref_distance_histograms_grad(X, V, P, U, ref_distances(X, V, kind), 2.0, kind, dS)
+        got = codebook_gradient(V, colsum, MtX, 2.0, kind)
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+
+
+def objectives(X, offsets, V, Y, P, rng, dtype):
+    """``{name: ((loss, grad) of the new path, (loss, grad) of the reference)}`` at one random point."""
+    hist = SoftHistograms(X, offsets, dtype=dtype, block_rows=16)
+    K, C = V.shape[0], Y.shape[1]
+    S0 = np.asarray(P @ ref_distance_memberships(X, V, 1.5, "euclidean")[0])
+    centres = S0[:C] + 0.01
+    theta = np.concatenate([rng.normal(size=V.size + K), 0.3 * rng.normal(size=K * C + C)])
+    v = V.ravel()
+    return {
+        "dbows": (dbows_objective(v, hist, Y, 2.0), ref_dbows_objective(v, X, P, Y, 2.0)),
+        "eobow": (eobow_objective(v, hist, Y, centres, 1.5, 0.05), ref_eobow_objective(v, X, P, Y, centres, 1.5, 0.05)),
+        "t1": (t1_loss_and_grad(theta, hist, Y, K, 0.1), ref_t1_loss_and_grad(theta, X, P, Y, K, 0.1)),
+    }
+
+
+def test_objectives_float64_equal_the_reference():
+    for name, ((L, g), (L_ref, g_ref)) in objectives(*problem(1), np.float64).items():
+        assert L == pytest.approx(L_ref, rel=1e-12), name
+        np.testing.assert_allclose(g, g_ref, rtol=1e-9, atol=1e-12 * np.abs(g_ref).max(), err_msg=name)
+
+
+def test_objectives_float32_agree_with_the_float64_reference():
+    """The stated tolerance of the float32 work: loss to 1e-5 relative, gradient to 1e-4 of its norm."""
+    X, offsets, V, Y, P, rng = problem(2, counts=tuple(range(20, 80)), d=32, K=24, C=4)
+    for name, ((L, g), (L_ref, g_ref)) in objectives(X, offsets, V, Y, P, rng, np.float32).items():
+        assert L == pytest.approx(L_ref, rel=1e-5), name
+        assert np.linalg.norm(g - g_ref) <= 1e-4 * np.linalg.norm(g_ref), name
+
+
+SCRIPT = """
+import hashlib, numpy as np
+from lfabench.threads import fixed_threads
+from lfabench_plugins.aggregators.softbow import SoftHistograms, codebook_gradient
+rng = np.random.default_rng(0)
+counts = rng.integers(0, 60, size=400)
+X = rng.normal(size=(counts.sum(), 64)); V = rng.normal(size=(96, 64)); W = rng.normal(size=(96, 64)) / 8
+h = hashlib.sha256()
+with fixed_threads(1):                   # a run's default pin (docs/reproducibility.md)
+    hist = SoftHistograms(X, np.concatenate([[0], np.cumsum(counts)]))
+    for kind, params in [("linear", (W, rng.normal(size=96))), ("sqeuclidean", (V, 50.0)), ("euclidean", (V, 3.0))]:
+        S = hist.forward(kind, params)
+        colsum, MtX = hist.backward(np.sin(S * 1000))
+        for a in (S, colsum, MtX):
+            h.update(np.ascontiguousarray(a).tobytes())
+print(h.hexdigest())
+"""
+
+
+@pytest.mark.slow
+def test_bit_identical_in_processes_started_with_1_and_2_threads():
+    """Forward and backward of every kind, float32 work, blocks of whole images of uneven sizes."""
+    digests = [subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, check=True,
+                              env=dict(os.environ, **thread_env(t))).stdout.strip() for t in (1, 2)]
+    assert len(digests[0]) == 64 and digests[0] == digests[1]
