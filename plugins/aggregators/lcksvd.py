@@ -12,7 +12,9 @@ Dictionary learning on local descriptors y_j [d] (L2-normalised), each labelled 
 
 It is solved as one K-SVD on the stacked problem ``[Y; sqrt(alpha) Q; sqrt(beta) H] ~ [D; sqrt(alpha) A;
 sqrt(beta) W] X`` with unit-norm stacked atoms (:func:`.omp.ksvd`: Batch-OMP codes, approximate
-K-SVD atom updates, dead and near-duplicate atoms replaced as in the reference K-SVD box).
+K-SVD atom updates, dead and near-duplicate atoms replaced as in the reference K-SVD box); the label rows
+of a stacked signal depend only on its class, so they are passed as C class rows, never as an
+[n, d + K + C] matrix.
 Initialisation as the authors' code (``initialization4LCKSVD.m``): K/C atoms per class from a K-SVD on
 that class's descriptors alone (``init_iter`` iterations, starting from random descriptors of the class),
 stacked into D0; X0 = the codes of a K-SVD on all training descriptors started at D0 (``init_iter``
@@ -168,9 +170,11 @@ class LCKSVD2(Aggregator):
             D_all, _ = ksvd(Y, D0, T, self.init_iter, desc="LC-KSVD2 init (all classes)", progress=False)
             X0 = batch_omp(Y, D_all, T)
             a, b = float(self.sqrt_alpha), float(self.sqrt_beta)
-            Y_new = np.hstack([Y, a * Q, b * H])
+            # the stacked signals [y, a q, b h]: the label rows depend only on the class, so K-SVD takes the
+            # C rows [a Q_c, b H_c] and the labels instead of an [n, d + K + C] matrix
+            class_rows = np.hstack([a * (atom_class[None, :] == np.arange(n_classes)[:, None]), b * np.eye(n_classes)])
             D_new0 = np.hstack([D0, a * ridge_transform(X0, Q), b * ridge_transform(X0, H)])
-            D_new, curve = ksvd(Y_new, D_new0, T, self.n_iter, desc="LC-KSVD2")
+            D_new, curve = ksvd(Y, D_new0, T, self.n_iter, desc="LC-KSVD2", class_rows=class_rows, labels=labels)
             d = Y.shape[1]
             norms = np.linalg.norm(D_new[:, :d], axis=1)
             norms = np.where(norms > 0, norms, 1.0)
