@@ -52,8 +52,10 @@ of a class, so each class's initial K-SVD codes use all of them). The default st
 On descriptors of fewer than T dimensions (the embedded digits' 9-D patches, the synthetic 2-D points) T is
 the dimension: encoding cannot produce more non-zeros, and the stacked K-SVD (whose signals have
 d + K + C entries) used to learn on 30-atom codes that no descriptor's code matches, at ~10x the cost
-(Batch-OMP over 30,000 stacked signals: ~120 s per K-SVD iteration at T = 30, ~13 s at T = 9, on a
-loaded 2-core machine; 50 iterations).
+(Batch-OMP is O(T^2 K) per signal: T = 30 against T = 9).
+
+Cost at the paper's settings, stage by stage against its floor: ``docs/performance.md`` (LC-KSVD2) and
+``benchmarks/suite/lcksvd.py``.
 
 Output: [K] (an empty image gives the zero vector). ``fit_info_["training_curve"]``: the stacked
 objective ``||Y_new - D_new X||_F^2 / n`` after each K-SVD iteration.

@@ -198,6 +198,7 @@ def scene15_sift(root, per_class, offset=0):
     return Y / np.linalg.norm(Y, axis=1, keepdims=True), np.array(labels)
 
 
+@pytest.mark.slow
 def test_batch_omp_matches_sklearn_on_real_sift_at_lcksvd2_scale(shared_data):
     """K = 450 atoms, p = 128 + 450 + 15 = 593 stacked dimensions, T = 30: the paper's setting on real SIFT."""
     root = shared_data / "scene15"
@@ -272,6 +273,7 @@ print(json.dumps([h.hexdigest(), curve]))
 """
 
 
+@pytest.mark.slow
 def test_ksvd_and_codes_are_bit_identical_under_1_and_2_threads():
     out = [json.loads(subprocess.run([sys.executable, "-c", DIGEST, str(t)], capture_output=True, text=True,
                                      check=True, timeout=600).stdout) for t in (1, 2)]
