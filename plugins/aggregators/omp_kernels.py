@@ -71,21 +71,20 @@ def gram_omp(alpha0, G, n_nonzero, eps):
     L = np.zeros((T, T))
     z = np.empty(T)
     alpha = np.empty(K)
-    active = np.zeros(K, dtype=np.bool_)
+    excluded = np.zeros(K)                                # 0, or inf once the atom is in the support
     for i in range(n):
         for m in range(K):
             alpha[m] = alpha0[i, m]
-            active[m] = False
+            excluded[m] = 0.0
         s = 0
         for t in range(T):
             k = -1
             best = -1.0
-            for m in range(K):
-                if not active[m]:
-                    a = abs(alpha[m])
-                    if a > best:
-                        best = a
-                        k = m
+            for m in range(K):                            # branch-free: an atom in the support scores -inf
+                a = abs(alpha[m]) - excluded[m]
+                take = a > best
+                best = a if take else best
+                k = m if take else k
             if k < 0 or alpha[k] * alpha[k] < eps:       # nothing left to represent
                 break
             w2 = 0.0
@@ -133,7 +132,7 @@ def gram_omp(alpha0, G, n_nonzero, eps):
             for m in range(K):
                 alpha[m] -= zt * row[m]
             support[i, t] = k
-            active[k] = True
+            excluded[k] = np.inf
             s = t + 1
         for t in range(s - 1, -1, -1):                    # L^T x = z
             acc = z[t]
