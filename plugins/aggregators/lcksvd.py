@@ -12,7 +12,9 @@ Dictionary learning on local descriptors y_j [d] (L2-normalised), each labelled 
 
 It is solved as one K-SVD on the stacked problem ``[Y; sqrt(alpha) Q; sqrt(beta) H] ~ [D; sqrt(alpha) A;
 sqrt(beta) W] X`` with unit-norm stacked atoms (:func:`.omp.ksvd`: Batch-OMP codes, approximate
-K-SVD atom updates, dead and near-duplicate atoms replaced as in the reference K-SVD box).
+K-SVD atom updates, dead and near-duplicate atoms replaced as in the reference K-SVD box); the label rows
+of a stacked signal depend only on its class, so they are passed as C class rows, never as an
+[n, d + K + C] matrix.
 Initialisation as the authors' code (``initialization4LCKSVD.m``): K/C atoms per class from a K-SVD on
 that class's descriptors alone (``init_iter`` iterations, starting from random descriptors of the class),
 stacked into D0; X0 = the codes of a K-SVD on all training descriptors started at D0 (``init_iter``
@@ -50,8 +52,10 @@ of a class, so each class's initial K-SVD codes use all of them). The default st
 On descriptors of fewer than T dimensions (the embedded digits' 9-D patches, the synthetic 2-D points) T is
 the dimension: encoding cannot produce more non-zeros, and the stacked K-SVD (whose signals have
 d + K + C entries) used to learn on 30-atom codes that no descriptor's code matches, at ~10x the cost
-(Batch-OMP over 30,000 stacked signals: ~120 s per K-SVD iteration at T = 30, ~13 s at T = 9, on a
-loaded 2-core machine; 50 iterations).
+(Batch-OMP is O(T^2 K) per signal: T = 30 against T = 9).
+
+Cost at the paper's settings, stage by stage against its floor: ``docs/performance.md`` (LC-KSVD2) and
+``benchmarks/suite/lcksvd.py``.
 
 Output: [K] (an empty image gives the zero vector). ``fit_info_["training_curve"]``: the stacked
 objective ``||Y_new - D_new X||_F^2 / n`` after each K-SVD iteration.
@@ -168,9 +172,11 @@ class LCKSVD2(Aggregator):
             D_all, _ = ksvd(Y, D0, T, self.init_iter, desc="LC-KSVD2 init (all classes)", progress=False)
             X0 = batch_omp(Y, D_all, T)
             a, b = float(self.sqrt_alpha), float(self.sqrt_beta)
-            Y_new = np.hstack([Y, a * Q, b * H])
+            # the stacked signals [y, a q, b h]: the label rows depend only on the class, so K-SVD takes the
+            # C rows [a Q_c, b H_c] and the labels instead of an [n, d + K + C] matrix
+            class_rows = np.hstack([a * (atom_class[None, :] == np.arange(n_classes)[:, None]), b * np.eye(n_classes)])
             D_new0 = np.hstack([D0, a * ridge_transform(X0, Q), b * ridge_transform(X0, H)])
-            D_new, curve = ksvd(Y_new, D_new0, T, self.n_iter, desc="LC-KSVD2")
+            D_new, curve = ksvd(Y, D_new0, T, self.n_iter, desc="LC-KSVD2", class_rows=class_rows, labels=labels)
             d = Y.shape[1]
             norms = np.linalg.norm(D_new[:, :d], axis=1)
             norms = np.where(norms > 0, norms, 1.0)

@@ -1,20 +1,23 @@
-"""Vectorised orthogonal matching pursuit and approximate K-SVD (for LC-KSVD2).
+"""Batch orthogonal matching pursuit and approximate K-SVD (for LC-KSVD2), on compiled kernels.
 
-``batch_omp`` computes, for every signal at once, the same greedy codes as scikit-learn's
+``batch_omp`` computes, for every signal, the same greedy codes as scikit-learn's
 ``orthogonal_mp(D.T, Y.T, n_nonzero_coefs=T)`` (checked in the tests): T steps, each adding the
 atom most correlated with the residual and refitting the coefficients on the support by least
-squares. It is the Gram form (Rubinstein, Zibulevsky & Elad 2008, "Batch-OMP"): with
-``alpha0 = D y`` and ``G = D D^T``, the residual correlations after a least-squares fit on the
-support S are ``alpha0 - G[:, S] x_S`` with ``x_S = G[S, S]^{-1} alpha0[S]``; scikit-learn loops over
-signals in Python, this loops over the T steps and solves all signals' systems as one batch, keeping
-``G[S, S]^{-1}`` up to date by the block-inverse (Schur complement) formula, O(T^3) per signal in all
-instead of a fresh O(t^3) solve at every step t (20,000 unit signals, K = 150, p = 128, T = 30, one core
-of the shared machine: 13.1-13.7 s with per-step solves, 5.3-6.3 s with the update).
+squares. It is the Gram form (Rubinstein, Zibulevsky & Elad 2008, "Batch-OMP"): ``alpha0 = Y D^T``
+is one GEMM per block of signals, ``G = D D^T`` is shared, and each signal's steps run in
+:func:`.omp_kernels.gram_omp` with a progressive Cholesky factor of ``G[S, S]`` (O(T^2 K) per signal;
+no per-step solve, no [signals, T, K] gathers through memory).
 
 ``ksvd`` is K-SVD (Aharon, Elad & Bruckstein 2006) with the atom update of approximate K-SVD
 (Rubinstein et al. 2008): one power-iteration step of the rank-1 fit of the restricted error
 instead of a full SVD (a full SVD per atom is O(|omega| p^2) and dominates at LC-KSVD's stacked
 dimension p = d + K + C), and the reference K-SVD box's replacement of dead and near-duplicate atoms.
+Codes stay sparse (support + coefficients) and the error matrix is never formed
+(:func:`.omp_kernels.update_atoms`). Signals may carry a class part, ``[Y[i], P[labels[i]]]``: LC-KSVD2's
+stacked signals, whose correlations with the atoms' label rows are then C x K products instead of an
+n x (K + C) x K GEMM.
+
+Where the time goes and the floor: ``docs/performance.md`` (LC-KSVD2).
 """
 
 from __future__ import annotations
@@ -22,70 +25,73 @@ from __future__ import annotations
 import numpy as np
 from tqdm.auto import tqdm
 
+from .omp_kernels import _replace_dead, gram_omp, residual_norms, update_atoms
 
-def batch_omp(Y: np.ndarray, D: np.ndarray, n_nonzero: int, chunk: int = 512) -> np.ndarray:
+#: Signals per block: one GEMM ``alpha0 = Y D^T`` [block, K] at a time (bounds memory; BLAS may round a
+#: block of another height differently in the last bits, so the block is fixed, never set by the thread count).
+BLOCK = 4096
+
+
+def _class_part(n: int, class_rows, labels):
+    """``(P [C, q], labels [n])`` as the kernels take them; no class part is ``q = 0``."""
+    if class_rows is None:
+        return np.zeros((1, 0)), np.zeros(n, dtype=np.int64)
+    return (np.ascontiguousarray(class_rows, dtype=np.float64),
+            np.ascontiguousarray(labels, dtype=np.int64))
+
+
+def sparse_omp(Y: np.ndarray, D: np.ndarray, n_nonzero: int, class_rows=None, labels=None,
+               chunk: int = BLOCK) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sparse OMP codes ``(support [n, T], coef [n, T], count [n])`` of signals ``[Y, class_rows[labels]]``.
+
+    ``D`` [K, d + q] unit-norm atoms (rows); ``T = min(n_nonzero, K, d + q)``. Slot ``s < count[i]`` of
+    signal i holds atom ``support[i, s]`` with coefficient ``coef[i, s]`` (slots in selection order).
+    """
+    Y = np.ascontiguousarray(Y, dtype=np.float64)
+    D = np.ascontiguousarray(D, dtype=np.float64)
+    n, d = Y.shape
+    K = D.shape[0]
+    P, lab = _class_part(n, class_rows, labels)
+    T = int(min(n_nonzero, K, D.shape[1]))
+    G = D @ D.T
+    Dy = np.ascontiguousarray(D[:, :d].T)
+    label_corr = P @ D[:, d:].T if P.shape[1] else None            # [C, K]
+    eps = float(np.finfo(np.float64).eps)
+    support = np.zeros((n, T), dtype=np.int64)
+    coef = np.zeros((n, T))
+    count = np.zeros(n, dtype=np.int64)
+    for start in range(0, n, max(int(chunk), 1)):
+        stop = min(start + max(int(chunk), 1), n)
+        alpha0 = Y[start:stop] @ Dy
+        if label_corr is not None:
+            alpha0 += label_corr[lab[start:stop]]
+        support[start:stop], coef[start:stop], count[start:stop] = gram_omp(alpha0, G, T, eps)
+    return support, coef, count
+
+
+def dense_codes(support: np.ndarray, coef: np.ndarray, count: np.ndarray, n_atoms: int) -> np.ndarray:
+    """[n, K] codes from the sparse form of :func:`sparse_omp`."""
+    n, T = support.shape
+    out = np.zeros((n, n_atoms))
+    used = np.arange(T)[None, :] < count[:, None]
+    rows = np.broadcast_to(np.arange(n)[:, None], (n, T))
+    out[rows[used], support[used]] = coef[used]
+    return out
+
+
+def batch_omp(Y: np.ndarray, D: np.ndarray, n_nonzero: int, chunk: int = BLOCK) -> np.ndarray:
     """Codes [n, K] of signals ``Y`` [n, p] on atoms ``D`` [K, p] (rows, unit norm), at most ``n_nonzero`` each.
 
     ``n_nonzero`` is capped at min(K, p). Atoms already in the support are excluded from the
     selection (for exact least squares their correlation is zero anyway). A signal stops early, with the
     codes of its last step, where scikit-learn's ``orthogonal_mp`` stops: when the best remaining
     correlation is negligible (``alpha^2 < eps``: the signal is already represented) or when the chosen
-    atom is linearly dependent on the support (Schur complement ``<= eps``). Going on there would solve a
-    singular system, whose huge coefficients overflow K-SVD's atom updates (seen on 3x3 digits patches:
-    45 atoms per class in 9 dimensions).
+    atom is linearly dependent on the support (``G[k, k] - ||L^-1 G[S, k]||^2 <= eps``). Going on there
+    would solve a singular system, whose huge coefficients overflow K-SVD's atom updates (seen on 3x3
+    digits patches: 45 atoms per class in 9 dimensions). ``chunk``: signals per GEMM block (memory only).
     """
-    Y = np.asarray(Y, dtype=np.float64)
-    D = np.asarray(D, dtype=np.float64)
-    n, K = Y.shape[0], D.shape[0]
-    T = int(min(n_nonzero, K, D.shape[1]))
-    G = D @ D.T
-    eps = np.finfo(np.float64).eps
-    out = np.zeros((n, K))
-    for start in range(0, n, chunk):
-        alpha0 = Y[start:start + chunk] @ D.T                   # [c, K]
-        c = alpha0.shape[0]
-        rows = np.arange(c)
-        alpha = alpha0.copy()
-        support = np.empty((c, T), dtype=np.int64)
-        active = np.zeros((c, K), dtype=bool)
-        kept = np.zeros((c, T), dtype=bool)                      # support entries that hold a coefficient
-        done = np.zeros(c, dtype=bool)                           # signals that stopped early
-        G_sel = np.empty((c, T, K))                              # G[support[:, t]] rows (zero where not kept)
-        Ginv = np.empty((c, T, T))                               # G[S, S]^-1 over the kept entries, grown step by step
-        x = np.zeros((c, 0))
-        for t in range(T):
-            score = np.abs(alpha)
-            score[active] = -1.0
-            k = np.argmax(score, axis=1)
-            support[:, t] = k
-            active[rows, k] = True
-            done |= alpha[rows, k] ** 2 < eps                    # nothing left to represent
-            g_kk = G[k, k]
-            if t == 0:
-                schur = g_kk
-            else:
-                # block inverse of [[G_SS, g], [g^T, g_kk]] from G_SS^-1 (Schur complement s): O(t^2) per signal
-                g = np.take_along_axis(G_sel[:, :t], k[:, None, None], axis=2)[..., 0]      # [c, t] = G[S, k]
-                b = np.matmul(Ginv[:, :t, :t], g[..., None])[..., 0]
-                schur = g_kk - np.einsum("ci,ci->c", g, b)
-            done |= schur <= eps                                 # the atom is dependent on the support
-            keep = ~done
-            kept[:, t] = keep
-            G_sel[:, t] = np.where(keep[:, None], G[k], 0.0)
-            safe = np.where(keep, schur, 1.0)
-            if t:
-                coef = np.where(keep[:, None], b / safe[:, None], 0.0)
-                Ginv[:, :t, :t] += coef[:, :, None] * b[:, None, :]
-                Ginv[:, :t, t] = Ginv[:, t, :t] = -coef
-            Ginv[:, t, t] = 1.0 / safe                           # 1 (decoupled, zero coefficient) where stopped
-            S = support[:, :t + 1]
-            rhs = np.where(kept[:, :t + 1], alpha0[rows[:, None], S], 0.0)
-            x = np.matmul(Ginv[:, :t + 1, :t + 1], rhs[..., None])[..., 0]
-            if t + 1 < T:
-                alpha = alpha0 - np.matmul(x[:, None, :], G_sel[:, :t + 1])[:, 0]
-        if T:
-            out[start + rows[:, None], support] = x
-    return out
+    support, coef, count = sparse_omp(Y, D, n_nonzero, chunk=chunk)
+    return dense_codes(support, coef, count, np.shape(D)[0])
 
 
 def normalize_atoms(D: np.ndarray) -> np.ndarray:
@@ -95,13 +101,17 @@ def normalize_atoms(D: np.ndarray) -> np.ndarray:
 
 
 def ksvd(Y: np.ndarray, D0: np.ndarray, n_nonzero: int, n_iter: int, desc: str = "K-SVD",
-         progress: bool = True, muthresh: float = 0.99, use_thresh: int = 4) -> tuple[np.ndarray, list[float]]:
+         progress: bool = True, muthresh: float = 0.99, use_thresh: int = 4, class_rows=None,
+         labels=None) -> tuple[np.ndarray, list[float]]:
     """K-SVD on signals ``Y`` [n, p] from atoms ``D0`` [K, p]: returns ``(D, curve)``.
 
-    Each iteration: codes by :func:`batch_omp`, then every atom k in turn is refitted with its
+    Each iteration: codes by Batch-OMP (:func:`sparse_omp`), then every atom k in turn is refitted with its
     coefficients on the signals omega_k that use it, to the error without it
     ``E_k = R[omega_k] + x_k d_k`` (R the current residual): ``d_k = E_k^T x_k / ||E_k^T x_k||``,
     ``x_k = E_k d_k``. ``curve`` holds ``||Y - X D||_F^2 / n`` after each iteration's atom updates.
+
+    With ``class_rows`` [C, q] and ``labels`` [n], signal i is ``[Y[i], class_rows[labels[i]]]`` and
+    ``D0`` is [K, d + q] (LC-KSVD2's stacked problem, without an [n, d + q] matrix).
 
     Dead and redundant atoms are handled as in the reference K-SVD box (Rubinstein, ``ksvd.m``, the
     implementation LC-KSVD's authors used): an atom no signal uses is replaced by the worst-represented
@@ -112,48 +122,27 @@ def ksvd(Y: np.ndarray, D0: np.ndarray, n_nonzero: int, n_iter: int, desc: str =
     among a random subset of at most 5,000 signals; here all remaining signals are candidates.)
     ``muthresh >= 1`` and ``use_thresh = 0`` disable the clean-up.
     """
-    Y = np.asarray(Y, dtype=np.float64)
-    D = normalize_atoms(np.asarray(D0, dtype=np.float64).copy())
+    Y = np.ascontiguousarray(Y, dtype=np.float64)
+    n = Y.shape[0]
+    P, lab = _class_part(n, class_rows, labels)
+    D = np.ascontiguousarray(normalize_atoms(np.asarray(D0, dtype=np.float64).copy()))
     K = D.shape[0]
-    usable = np.einsum("ij,ij->i", Y, Y) > 1e-12         # a zero signal cannot become an atom
+    # a zero signal cannot become an atom
+    usable = np.einsum("ij,ij->i", Y, Y) + np.einsum("ij,ij->i", P, P)[lab] > 1e-12
     curve = []
     for _ in tqdm(range(int(n_iter)), desc=desc, unit="it", leave=False, disable=None if progress else True):
-        X = batch_omp(Y, D, n_nonzero)
-        R = Y - X @ D
+        support, coef, count = sparse_omp(Y, D, n_nonzero, P if P.shape[1] else None, lab)
         free = usable.copy()                             # signals not yet used as a replacement atom
-        replaced = np.zeros(K, dtype=bool)
-        for k in range(K):
-            omega = np.flatnonzero(X[:, k])
-            if omega.size == 0:
-                replaced[k] = _replace_atom(D, k, Y, np.einsum("ij,ij->i", R, R), free)
-                continue
-            E = R[omega] + np.outer(X[omega, k], D[k])
-            d = E.T @ X[omega, k]
-            norm = np.linalg.norm(d)
-            if norm == 0:
-                continue
-            D[k] = d / norm
-            X[omega, k] = E @ D[k]
-            R[omega] = E - np.outer(X[omega, k], D[k])
-        err = np.einsum("ij,ij->i", R, R)
-        curve.append(float(err.sum() / Y.shape[0]))
-        usecount = np.count_nonzero(np.abs(X) > 1e-7, axis=0)
+        replaced = update_atoms(Y, P, lab, D, support, coef, count, free)
+        err = residual_norms(Y, P, lab, D, support, coef, count)
+        curve.append(float(err.sum() / n))
+        used = (np.arange(support.shape[1])[None, :] < count[:, None]) & (np.abs(coef) > 1e-7)
+        usecount = np.bincount(support[used], minlength=K)
         for k in range(K):
             if replaced[k]:
                 continue
             g = D @ D[k]
             g[k] = 0.0
             if np.max(g * g, initial=0.0) > muthresh ** 2 or usecount[k] < use_thresh:
-                _replace_atom(D, k, Y, err, free)
+                _replace_dead(Y, P, lab, D, k, err, free)
     return D, curve
-
-
-def _replace_atom(D: np.ndarray, k: int, Y: np.ndarray, err: np.ndarray, free: np.ndarray) -> bool:
-    """Set atom ``k`` to the normalised free signal of largest ``err`` and mark it used (in place)."""
-    candidates = np.flatnonzero(free)
-    if candidates.size == 0:
-        return False
-    i = int(candidates[np.argmax(err[candidates])])
-    D[k] = Y[i] / np.linalg.norm(Y[i])
-    free[i] = False
-    return True
