@@ -1,17 +1,14 @@
-"""Record ProLFA's fitted ``selection_`` and J history on fixed problems, to check that a change keeps the floats.
-
-    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/prolfa_reference.py OUT.npz
+"""The fixed ProLFA problems whose fitted floats ``data/prolfa_reference.npz`` records, and how they are fitted.
 
 The problems (:data:`CASES`): the authors' demo data ``moon.mat`` with the demo's settings, seeds 0-2, for both
-models (the paper's plain simplex, ``max_support=None``; the capped model, ``max_support=4``), and the embedded
+models (the paper's plain simplex, ``max_support=None``; the capped model, ``max_support=4``), the embedded
 default ``lfabench run`` (digits, 3x3 patches, the ``prolfa`` defaults, the ``knn`` evaluator's seed-0 80/20
-split). Per case the file holds ``selection_`` in CSC form (``data``, ``indices``, ``indptr``, ``shape``),
-``objective_history_`` and ``projection_``, as float64 bit patterns.
+split) and the deprecated solver routes on moon seed 0. Per case the file holds ``selection_`` in CSC form
+(``data``, ``indices``, ``indptr``, ``shape``), ``objective_history_`` and ``projection_``, as float64 bit
+patterns. The file was written by :func:`main` from the code before the solver surface was reduced to two
+paths; ``test_prolfa_reference.py`` fits the same cases with the current code and asserts equality, bit for bit.
 
-``tests/plugins/aggregators/prolfa/data/prolfa_reference.npz`` was written by this script from the code of the
-commit that added that file (its parent's solvers), before the solver surface was reduced to two paths;
-``tests/plugins/aggregators/prolfa/test_prolfa_reference.py`` fits the same cases with the current code and
-asserts equality, bit for bit.
+    OMP_NUM_THREADS=1 .venv/bin/python tests/plugins/aggregators/prolfa/reference_cases.py OUT.npz
 """
 
 from __future__ import annotations
@@ -23,10 +20,42 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from prolfa_tiny import DEMO, digits_split, moon  # noqa: E402
+from lfabench import Bags
+from lfabench.registry import get_plugin
+from lfabench_plugins.aggregators.prolfa import SolverOptions
+from lfabench_plugins.aggregators.prolfa.plugin import ProLFA
 
-from lfabench_plugins.aggregators.prolfa.plugin import ProLFA  # noqa: E402
+#: The authors' demo settings (d̄ = 2, lambda1 = 2, lambda2 = 0.5, no normalisation, mu = 0.1, 20 ADMM iterations).
+DEMO = dict(n_prototypes=2, lambda1=2.0, lambda2=0.5, normalize="none", max_support=None,
+            solver=SolverOptions(mu=0.1, max_iter_admm=20))
+
+
+def shared_data() -> Path | None:
+    """``$LFABENCH_SHARED_DATA``, else ``../shared/data`` beside the repository, or None."""
+    import os
+
+    repo = Path(__file__).resolve().parents[4]
+    for cand in (os.environ.get("LFABENCH_SHARED_DATA"), repo.parent / "shared" / "data"):
+        if cand and Path(cand).is_dir():
+            return Path(cand)
+    return None
+
+
+def moon():
+    """``(bags, labels)`` of the demo: 10 samples of 20 two-dimensional descriptors, two classes."""
+    import scipy.io
+
+    X = scipy.io.loadmat(shared_data() / "prolfa_demo" / "moon.mat")["X"].T     # (200, 2)
+    return Bags(X, np.arange(0, 201, 20)), np.repeat([0, 1], 5)
+
+
+def digits_split(seed: int = 0):
+    """``(train bags, train labels, test bags, test labels)`` exactly as the default ``lfabench run`` builds them."""
+    dataset = get_plugin("dataset", "digits")()
+    bags = get_plugin("descriptor", "patches")().describe(dataset, cache=False)
+    split = get_plugin("evaluator", "knn")().split(dataset, seed)
+    return (bags.subset(split.fit_indices), split.fit_labels, bags.subset(split.test_indices),
+            np.asarray(dataset.labels)[split.test_indices])
 
 
 def _deprecated(**option) -> dict:
