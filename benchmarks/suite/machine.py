@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .cases import split_bags
+from .cases import PAPER_VARIANTS, split_bags
 from .floors import METHODS, Scale, floor_seconds, ops
 from .rates import copy_bandwidth, gemm_rate
 
@@ -53,6 +53,7 @@ class Floors:
         from .aggregators import paper_aggregator
 
         scale, rates = cached
-        return floor_seconds(ops(method, paper_aggregator(method, "sift").get_params(), scale, stage), rates)
+        params = paper_aggregator(PAPER_VARIANTS.get(method, method), "sift").get_params()
+        return floor_seconds(ops(method, params, scale, stage), rates)
 
     track_floor_seconds.unit = "s"
