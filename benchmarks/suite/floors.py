@@ -31,7 +31,7 @@ class Scale:
     c: int
 
     @classmethod
-    def of(cls, train, test, classes: int) -> "Scale":
+    def of(cls, train, test, classes: int) -> Scale:
         """The scale of a split: ``train``/``test`` are :class:`lfabench.Bags`."""
         return cls(n_fit=train.n_descriptors, n_test=test.n_descriptors, m_fit=train.n_samples,
                    m_test=test.n_samples, n_max=int(max(train.counts.max(), test.counts.max())), d=train.dim,

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-from suite.floors import METHODS, Op, Scale, floor_seconds, ops  # noqa: E402
+from suite.floors import METHODS, Op, Scale, floor_seconds, ops
 
-from lfabench.registry import get_plugin  # noqa: E402
+from lfabench.registry import get_plugin
 
 SCALE = Scale(n_fit=200_000, n_test=50_000, m_fit=2_000, m_test=500, n_max=100, d=128, c=10)
 #: 1 GFLOP/s in both dtypes and 1 GB/s: a floor in seconds is then the count in units of 1e9.
@@ -39,14 +39,14 @@ def test_fv_transform_counts_the_projection_posteriors_and_statistics():
 def test_univcg_fit_is_bound_by_reading_the_moments_once_per_round_and_class():
     p = get_plugin("aggregator", "univcg")().get_params()       # 20 rounds, 30 descriptors per image
     q, bits = 129, 20 * 10
-    weighted = [op for op in ops("univcg", p, SCALE, "fit") if "moments:" in op.what][0]
+    weighted = next(op for op in ops("univcg", p, SCALE, "fit") if "moments:" in op.what)
     assert weighted.bytes == bits * 8 * 2_000 * q * q
     assert weighted.flops == bits * 2 * 2_000 * q * q
 
 
 def test_temb_embedding_dominates_its_transform():
     p = get_plugin("aggregator", "temb")().get_params()         # 16 anchors: D = 15 d
-    embedding = [op for op in ops("temb", p, SCALE, "transform") if op.what.startswith("embedding")][0]
+    embedding = next(op for op in ops("temb", p, SCALE, "transform") if op.what.startswith("embedding"))
     assert embedding.flops == 2 * 50_000 * (16 * 128) * (15 * 128)
 
 

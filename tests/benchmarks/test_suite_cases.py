@@ -6,8 +6,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-from suite.aggregators import PaperFit, PaperFitted, SmokeFitted  # noqa: E402
-from suite.cases import labelled_fraction, variant  # noqa: E402
+from suite.aggregators import PaperFit, PaperFitted, SmokeFitted
+from suite.cases import labelled_fraction, variant
 
 
 def test_every_fit_and_fitted_case_builds_its_aggregator_from_an_instance():
