@@ -30,9 +30,9 @@ float64), so the candidate search, working sets and dense-column fallbacks of th
 needed, and the paper's exact model (no support cap) costs the same as the capped one. On the CPU it
 is the reference for small problems (memory grows as ``N d̄``).
 
-Measured (``docs/prolfa-performance.md``, "On a GPU"): on an H100 the paper-scale default fit (k = 4)
-converges in 165 iterations and 215 s to a J 1.6 % below the sparse CPU solver's. The plain simplex
-converges slowly with these steps (the Barzilai-Borwein step collapses once columns spread): thousands
+Measured (``docs/prolfa-performance.md``, "What was tried, and why it is not the default"): on an H100 the
+paper-scale default fit (k = 4) converges in 165 iterations and 215 s to a J 1.6 % below the sparse CPU solver's.
+The plain simplex converges slowly with these steps (the Barzilai-Borwein step collapses once columns spread): thousands
 of iterations on small problems, where the sparse solver needs hundreds.
 
 Simplex projection: the threshold ``tau`` of each column (``sum_i max(v_i - tau, 0) = 1``) by Newton's

@@ -12,7 +12,7 @@ something for a fixed normalisation:
   at transform. Prototypes are then convex combinations of centred descriptors,
   and ``xbar`` no longer carries the large component shared by every image
   (SIFT is non-negative, so uncentred ``mu_i . p_j`` is large and nearly
-  constant). Why it matters, measured on Scene-15 (``benchmarks/prolfa_tune.py``):
+  constant). Why it matters, measured on Scene-15 (``docs/prolfa-bound.md``):
   uncentred, the fit drives the prototypes towards directions where every image
   looks alike, and 1-NN falls *below* that of the random starting prototypes;
 * ``"none"``: the descriptors exactly as given (same values, same dtype).

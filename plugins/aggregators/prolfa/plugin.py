@@ -82,7 +82,7 @@ class ProLFA(Aggregator):
     lambda1 : float
         Exclusivity weight (>= 0). 0 lets prototypes share descriptors. The defaults ``lambda1 = 0.1``,
         ``lambda2 = 1`` and ``normalize = "l2_centered"`` were chosen on a validation split of the Scene-15
-        training data (``benchmarks/prolfa_tune.py``): centring matters most there; lambda1 in [0.1, 10] and
+        training data (``docs/prolfa-bound.md``): centring matters most there; lambda1 in [0.1, 10] and
         lambda2 in [1e-3, 1] move 1-NN by less than the split noise.
     lambda2 : float
         Ridge weight on W (>= 0). 0 is allowed: the W-step then returns the minimum-norm solution wherever its

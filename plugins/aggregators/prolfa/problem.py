@@ -89,7 +89,7 @@ class Problem:
     def prototypes(self, C: sp.spmatrix) -> np.ndarray:
         """``P = X^T C``: ``(d, d̄)`` float64, from the sparse ``(N, d̄)`` selection."""
         # float32 X: only the rows in C's support are gathered (float64): ``C.T @ X`` made scipy upcast all of
-        # X to float64 on every call (0.67 s per call at Scene-15 scale, load 5: measured by benchmarks/prolfa_profile.py)
+        # X to float64 on every call (a whole float64 copy of X per product)
         C = sp.csc_matrix(C)
         if self.X.dtype == np.float64:
             return np.asarray((C.T @ self.X).T)          # no copy of X here

@@ -21,13 +21,11 @@ DENSE_SEARCH_LIMIT = 4_000_000
 #: FAISS's exact search takes its blocked-BLAS route (one float32 GEMM per block, then a heap per query) from this
 #: many queries. FAISS 1.15 raises its own threshold to 128,000 queries; below it each query is a separate SIMD
 #: scan, which at the solver's d̄ queries is 1.2-6x slower for d <= 128 and as fast at d = 1,024 and at paper scale
-#: (``benchmarks/faiss_search_route.py``: 36.1 against 9.0 ms at the embedded digits fit's 128 queries of 9-D
-#: descriptors).
+#: (``docs/prolfa-performance.md``, "Tiny problems"; asv case ``CandidateSearch``).
 BLAS_MIN_QUERIES = 20
 #: A FAISS search of fewer multiply-adds than this (N x d x d̄) runs on one thread: threads cost more than they
-#: share there (``benchmarks/faiss_search_route.py --threads``, 2 cores: 7.5 ms on one thread against 12.4 ms on
-#: both at the embedded digits fit's 52M multiply-adds; both threads win from about 400M). The rows found do not
-#: depend on the threads.
+#: share there (on 2 cores, at the embedded digits fit's 52M multiply-adds one thread is faster; both threads win
+#: from about 400M). The rows found do not depend on the threads.
 SMALL_SEARCH_MACS = 1 << 28
 
 

@@ -21,7 +21,7 @@ steps take ~200 outer iterations to approach it at d̄ = 4,096. This start build
 4. the one-hot start instead when that one has the lower J (:func:`start_selection`).
 
 It is a start, not a model change: the solver then minimises the same J under the same stopping rule.
-Measured in ``docs/prolfa-performance.md``, "A cancelling start": at paper scale a lower J in 9-15
+Measured in ``docs/prolfa-performance.md``, "What was tried, and why it is not the default": at paper scale a lower J in 9-15
 iterations instead of 233-331, and a held-out 1-NN 2 points lower.
 """
 

@@ -1,6 +1,6 @@
 """The solvers keep their floats: ``selection_``, J's history and ``W`` equal, bit for bit, those recorded in
-``data/prolfa_reference.npz`` (written by ``benchmarks/prolfa_reference.py`` from the code before the solver
-surface was reduced to two paths; see that script for the problems)."""
+``data/prolfa_reference.npz`` (written by ``reference_cases.py`` from the code before the solver surface was
+reduced to two paths; see that module for the problems)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-REPO = Path(__file__).resolve().parents[4]
-sys.path.insert(0, str(REPO / "benchmarks"))
-from prolfa_reference import CASES, arrays, fit_case  # noqa: E402
+sys.path.insert(0, str(Path(__file__).parent))
+from reference_cases import CASES, arrays, fit_case  # noqa: E402
 
 from conftest import shared_data_dir  # noqa: E402
 
@@ -29,7 +28,7 @@ def data():
     root = shared_data_dir()
     if root is None or not (root / "prolfa_demo" / "moon.mat").exists():
         pytest.skip("needs ../shared/data/prolfa_demo/moon.mat (the authors' demo data); not present here")
-    from prolfa_reference import problems
+    from reference_cases import problems
 
     return problems()
 

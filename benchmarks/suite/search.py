@@ -1,0 +1,97 @@
+"""Nearest-neighbour search: ProLFA's exact candidate search on FAISS's two routes, and search at a million.
+
+``CandidateSearch`` times the solver's flat maximum-inner-product search (``prolfa.search.top_candidates``'s
+FAISS call, top 16) on random Gaussian data of its shapes: the embedded digits fit (45,000 x 9, 128
+queries), SIFT at 128 queries, and paper scale (316,000 x 128, d̄ = 4,096 queries), on FAISS's per-query SIMD
+scan (``scan``: FAISS's own choice below 128,000 queries) and on its blocked-BLAS route (``blas``: what the
+solver asks for from ``BLAS_MIN_QUERIES`` queries).
+
+``MillionSearch`` is the 1,000,000 x 2,048 float32 retrieval at a 4 GiB memory budget
+(:func:`lfabench.evaluation.large_search` chooses IVF-PQ, nprobe 16): the database is never held whole,
+chunk ``i`` is made from ``default_rng([0, i])`` each time it is read; 100 queries are database rows plus
+Gaussian noise of half the rows' scale, so each has a known source row. It is a paper-scale case: one search
+with its index build is about half an hour on one core.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+SHAPES = {"digits": (45_000, 9, 128), "sift128": (45_000, 128, 128), "paper": (316_000, 128, 4096)}
+
+
+class CandidateSearch:
+    """Exact top-16 inner-product search of ProLFA's shapes on FAISS's SIMD-scan and BLAS routes."""
+
+    params = [list(SHAPES), ["scan", "blas"]]
+    param_names = ["shape", "route"]
+    timeout = 600
+
+    def setup(self, shape, route):
+        import faiss
+
+        n, d, q = SHAPES[shape]
+        rng = np.random.default_rng(0)
+        self.X = rng.standard_normal((n, d), dtype=np.float32)
+        self.Q = rng.standard_normal((q, d), dtype=np.float32)
+        self.previous = faiss.cvar.distance_compute_blas_threshold
+        faiss.cvar.distance_compute_blas_threshold = 20 if route == "blas" else 1 << 30
+
+    def teardown(self, shape, route):
+        import faiss
+
+        faiss.cvar.distance_compute_blas_threshold = self.previous
+
+    def time_search(self, shape, route):
+        import faiss
+
+        faiss.knn(self.Q, self.X, 16, metric=faiss.METRIC_INNER_PRODUCT)
+
+
+class MillionSearch:
+    """IVF-PQ search of 100 queries in 1,000,000 x 2,048 synthetic float32 rows at a 4 GiB budget."""
+
+    n, dim, chunk, queries, k, noise, seed = 1_000_000, 2048, 25_000, 100, 100, 0.5, 0
+    timeout = 7200
+    number, repeat, rounds = 1, 1, 1
+
+    def setup_cache(self):
+        import time
+
+        from lfabench.evaluation.largescale import ChunkedDatabase, large_search
+
+        def make(i: int) -> np.ndarray:
+            rows = min(self.chunk, self.n - i * self.chunk)
+            return np.random.default_rng([self.seed, i]).standard_normal((rows, self.dim), dtype=np.float32)
+
+        db = ChunkedDatabase(self.n, self.dim, self.chunk, make)
+        rng = np.random.default_rng([self.seed, 1 << 30])
+        sources = np.sort(rng.choice(self.n, self.queries, replace=False))
+        queries = np.stack([make(int(s) // self.chunk)[int(s) % self.chunk] for s in sources])
+        queries = queries + self.noise * rng.standard_normal(queries.shape, dtype=np.float32)
+        t0 = time.perf_counter()
+        _, idx, info = large_search(db, queries, self.k, memory_budget_bytes=4 * 2**30, nprobe=16,
+                                    recall_queries=self.queries, seed=self.seed)
+        info = dict(info, total_s=time.perf_counter() - t0,
+                    source_in_topk=100.0 * float(np.mean([s in row for s, row in zip(sources, idx)])))
+        return info
+
+    def track_total_seconds(self, info):
+        return info["total_s"]
+
+    track_total_seconds.unit = "s"
+
+    def track_ms_per_query(self, info):
+        return 1000.0 * info["search_s"] / self.queries
+
+    track_ms_per_query.unit = "ms"
+
+    def track_recall_at_k(self, info):
+        return 100.0 * info["recall_at_k_vs_exact"]
+
+    track_recall_at_k.unit = "%"
+
+    def track_source_in_topk(self, info):
+        return info["source_in_topk"]
+
+    track_source_in_topk.unit = "%"

@@ -1,0 +1,27 @@
+"""The asv suite's cases build what they name (``benchmarks/suite/``), without the shared data."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from suite.aggregators import PaperFit, PaperFitted, SmokeFitted
+from suite.cases import labelled_fraction, variant
+
+
+def test_every_fit_and_fitted_case_builds_its_aggregator_from_an_instance():
+    # asv calls setup on an instance: the builder must not receive it as an argument
+    for case in (PaperFit(), PaperFitted()):
+        agg = case.build("bow", "sift")
+        assert type(agg).__name__ == "BoW" and agg.get_params()["random_state"] == 0
+    assert SmokeFitted().build("bow", "patches").get_params()["n_clusters"] > 0
+
+
+def test_the_paper_cases_run_prolfa_with_the_papers_prototypes():
+    assert "prolfa_d4096" in PaperFit.params[0] and "prolfa" not in PaperFit.params[0]
+    agg = PaperFit().build("prolfa_d4096", "sift")
+    assert agg.get_params()["n_prototypes"] == 4096 and agg.get_params()["random_state"] == 0
+    assert PaperFit().build("semi_prolfa_d4096", "sift").get_params()["n_prototypes"] == 4096
+    assert variant("semi_prolfa_d4096")[0] == "semi_prolfa"
+    assert labelled_fraction("semi_prolfa_d4096") == 0.2 and labelled_fraction("prolfa_d4096") == 1.0
