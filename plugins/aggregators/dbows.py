@@ -28,7 +28,7 @@ soft BoW); ``descriptors_per_image`` per training image; descriptors standardise
 scalar scale. Labels reach descriptors only through their image's histogram.
 
 On Fifteen Scene SIFT-90 the criterion falls on held-out images as on training ones, yet 1-NN peaks
-after ~10 L-BFGS iterations and then drops below the k-means start (``benchmarks/results/README.md``,
+after ~10 L-BFGS iterations and then drops below the k-means start (``docs/method-findings.md``,
 "DBoWs"): choose ``max_iter`` on a validation split.
 
 Output: ``s(X)`` [K] (non-negative, sums to 1; an empty image gives the zero vector).

@@ -34,8 +34,8 @@ split as evenly as possible over the classes present (earlier classes take the r
 approximate K-SVD atom updates (one power step) instead of a full SVD per atom.
 ``n_iter=0`` gives the initial (per-class K-SVD) dictionary: the plain sparse coding that LC-KSVD2 refines.
 
-Caveat, measured (``benchmarks/lcksvd_diagnostics.py``, seed-0 split of Fifteen Scene SIFT-90, K = 150,
-10 + 5 iterations, 15,000 training descriptors; ``benchmarks/results/lcksvd_diagnostics_seed0.csv``):
+Caveat, measured (``docs/method-findings.md``, "LC-KSVD2": seed-0 split of Fifteen Scene SIFT-90, K = 150,
+10 + 5 iterations, 15,000 training descriptors):
 T = 30 was chosen by the authors for image-level features (one code per image). On 128-D unit SIFT,
 30 of 150 atoms make OMP a near-complete (relative residual 0.075), ill-conditioned least-squares fit
 (median condition number
