@@ -14,7 +14,7 @@ Copydays (Douze, Jégou, Sandhawalia, Amsaleg & Schmid, CIVR 2009) applied to th
 
 ``copies_per_family`` copies of each family per original, each attack and level drawn from
 ``seed`` and the original's position only (the same copies on every machine and run). Sample ids
-name the attack: ``copy/<original>#crop40``, ``#jpeg3``, ``#rotation-25``...
+name the attack: ``copy/<original>#crop40``, ``#jpeg3``, ``#rotation-25``, ``#rotation+12``...
 
 Ground truth (the Holidays protocol): each original with its copies is one group (label = the
 original's number); the original is the group's query, its copies are the positives, there is no
@@ -49,7 +49,11 @@ SKLEARN_SAMPLES = "sklearn:sample_images"
 
 
 def draw_attacks(n_originals: int, families: Sequence[str], copies_per_family: int, seed: int) -> list[list[str]]:
-    """For each original, its copies' attack names (``crop40``, ``jpeg3``, ``rotation-25``, ``blur2.5``...)."""
+    """For each original, its copies' attack names (``crop40``, ``jpeg3``, ``rotation-25``, ``blur2.5``...).
+
+    A rotation is named by its signed angle in degrees (``rotation+25``: counter-clockwise, as OpenCV's
+    ``getRotationMatrix2D``; ``rotation-25``: clockwise), which is what :func:`attack` applies.
+    """
     out = []
     for i in range(n_originals):
         rng = np.random.default_rng([seed, i])
@@ -62,12 +66,12 @@ def draw_attacks(n_originals: int, families: Sequence[str], copies_per_family: i
                     names.append(f"jpeg{rng.choice(JPEG_QUALITIES)}")
                 else:
                     kind = STRONG_ATTACKS[rng.integers(len(STRONG_ATTACKS))]
-                    level = {"rotation": lambda: f"{int(rng.choice([-1, 1]) * rng.integers(10, 46))}",
+                    level = {"rotation": lambda: f"{int(rng.choice([-1, 1]) * rng.integers(10, 46)):+d}",
                              "scaling": lambda: f"{rng.uniform(0.25, 0.6):.2f}",
                              "blur": lambda: f"{rng.uniform(1.5, 4.0):.2f}",
                              "contrast": lambda: f"{rng.uniform(0.4, 1.6):.2f}_{int(rng.integers(-60, 61))}",
                              "noise": lambda: f"{rng.uniform(10, 30):.1f}"}[kind]()
-                    names.append(f"{kind}-{level}" if kind == "rotation" else f"{kind}{level}")
+                    names.append(f"{kind}{level}")
         out.append(names)
     return out
 

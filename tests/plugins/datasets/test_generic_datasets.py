@@ -10,7 +10,13 @@ import pytest
 
 from lfabench.dataset import DatasetNotFoundError
 from lfabench.testing import dataset_checks, parametrize, run_cases
-from lfabench_plugins.datasets.copy_detection import CROP_LEVELS, JPEG_QUALITIES, attack, load_copy_detection
+from lfabench_plugins.datasets.copy_detection import (
+    CROP_LEVELS,
+    JPEG_QUALITIES,
+    attack,
+    draw_attacks,
+    load_copy_detection,
+)
 from lfabench_plugins.datasets.imagefolder import load_imagefolder
 from lfabench_plugins.datasets.retrieval_folder import load_retrieval_folder
 from lfabench_plugins.datasets.revisited import load_roxford5k
@@ -180,6 +186,25 @@ def test_attacks_do_what_they_say():
     assert np.array_equal(attack(image, "noise20.0", (1, 2, 3)), attack(image, "noise20.0", (1, 2, 3)))
     with pytest.raises(ValueError, match="unknown attack"):
         attack(image, "paint", (0,))
+
+
+def test_every_drawn_attack_applies_and_a_rotation_is_the_angle_its_name_states():
+    import cv2
+
+    image = textured_image(5, (60, 80))
+    names = [n for copies in draw_attacks(400, ["crop", "jpeg", "strong"], 1, seed=0) for n in copies]
+    rotations = [n for n in names if n.startswith("rotation")]
+    # both directions are drawn (a negative angle once made the name unreadable: 'rotation--26')
+    assert any(n.startswith("rotation-") for n in rotations) and any(n.startswith("rotation+") for n in rotations)
+    for name in names:
+        assert attack(image, name, (0, 1)).dtype == np.uint8
+    for name in rotations[:6]:
+        angle = int(name[len("rotation"):])
+        assert 10 <= abs(angle) <= 45
+        centre = ((image.shape[1] - 1) / 2.0, (image.shape[0] - 1) / 2.0)
+        expected = cv2.warpAffine(image, cv2.getRotationMatrix2D(centre, angle, 1.0), image.shape[::-1],
+                                  flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT)
+        np.testing.assert_array_equal(attack(image, name, (0, 1)), expected)
 
 
 @pytest.mark.shared_data
