@@ -38,7 +38,11 @@ class Stuck(Aggregator):
 
     def _fit(self, bags, y):
         if os.environ.get("STUCK_PID_FILE"):  # where the test finds the process that runs fit
-            Path(os.environ["STUCK_PID_FILE"]).write_text(str(os.getpid()))
+            # written then renamed: the test polls for the file and must never read it half written
+            pid_file = Path(os.environ["STUCK_PID_FILE"])
+            partial = pid_file.with_name(pid_file.name + ".partial")
+            partial.write_text(str(os.getpid()))
+            os.replace(partial, pid_file)
         signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals() - {signal.SIGKILL, signal.SIGSTOP})
         ctypes.CDLL(None).sleep(self.seconds)
 
