@@ -21,7 +21,8 @@ with the lower index comes first; at the k-th place this decides which of
 several equidistant vectors are neighbours. FAISS's heaps do not guarantee it
 (inner products keep higher indices), so :func:`knn_search` asks FAISS for more
 candidates until the tie group at the k-th place is complete and orders them by
-``(distance, index)``; :func:`rank_database` sorts whole distance rows stably.
+``(distance, index)``; :func:`rank_database` sorts whole distance rows stably
+(:func:`stable_argsort_rows`).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import numpy as np
 
 from .whitening import Whitening, fit_whitening
 
-__all__ = ["METRICS", "MetricSpace", "fit_metric_space", "knn_search", "rank_database"]
+__all__ = ["METRICS", "MetricSpace", "fit_metric_space", "knn_search", "rank_database", "stable_argsort_rows"]
 
 METRICS = ("euclidean", "cosine", "mahalanobis", "minkowski")
 
@@ -169,7 +170,7 @@ def rank_database(database_X, query_X, metric: str = "euclidean", p: float | Non
     The metric space is fitted on the database (``(n, D)``). A full ranking needs
     every distance, so FAISS computes the ``(chunk, n)`` distance blocks
     (``faiss.pairwise_distances``, the flat indexes' kernels) and a stable sort
-    orders each row: ties go to the lower database index.
+    orders each row (:func:`stable_argsort_rows`): ties go to the lower database index.
     """
     import faiss
 
@@ -181,5 +182,34 @@ def rank_database(database_X, query_X, metric: str = "euclidean", p: float | Non
     order = np.empty((queries.shape[0], base.shape[0]), dtype=np.int64)
     for start in range(0, queries.shape[0], chunk):
         D = faiss.pairwise_distances(queries[start:start + chunk], base, space.faiss_metric, space.metric_arg)
-        order[start:start + chunk] = np.argsort(-D if space.larger_is_closer else D, axis=1, kind="stable")
+        order[start:start + chunk] = stable_argsort_rows(-D if space.larger_is_closer else D)
     return order
+
+
+def stable_argsort_rows(keys: np.ndarray) -> np.ndarray:
+    """``np.argsort(keys, axis=1, kind="stable")`` of a 2-D float32 array, the same ``(t, n)`` int64 result, by
+    sorting values instead of indices (NumPy's value sort of 64-bit integers is SIMD; its stable argsort is a
+    merge sort, several times slower).
+
+    Each entry becomes one uint64: the float's bits mapped to an unsigned integer of the same order (sign bit
+    flipped for positives, all bits for negatives; ``-0.0`` is first made ``+0.0`` and NaN one positive NaN, so
+    that they compare as the float comparison and NumPy's NaN-last rule do) in the high 32 bits, the column
+    in the low 32. Keys are distinct, so any sort gives the one order, ties going to the lower column: the
+    stable argsort's. Columns must fit 32 bits.
+    """
+    keys = np.asarray(keys)
+    if keys.ndim != 2 or keys.dtype != np.float32:
+        raise TypeError(f"stable_argsort_rows sorts a 2-D float32 array, got {keys.dtype} of shape {keys.shape}")
+    if keys.shape[1] >= 2**32:
+        raise ValueError(f"stable_argsort_rows: {keys.shape[1]} columns do not fit 32 bits")
+    keys = keys + np.float32(0.0)                                   # -0.0 + 0.0 = +0.0: a tie, as in the compare
+    nan = np.isnan(keys)
+    if nan.any():
+        keys[nan] = np.float32(np.nan)                               # one NaN (sign bit clear): after +inf
+    bits = keys.view(np.uint32)
+    packed = (bits ^ np.where(bits >> np.uint32(31), np.uint32(0xFFFFFFFF), np.uint32(0x80000000))).astype(np.uint64)
+    packed <<= np.uint64(32)
+    packed |= np.arange(keys.shape[1], dtype=np.uint64)
+    packed.sort(axis=1)
+    packed &= np.uint64(0xFFFFFFFF)
+    return packed.view(np.int64)                                    # columns < 2**32: the same bits as int64
