@@ -22,14 +22,17 @@ from lfabench.evaluation import (average_precision, fit_metric_space, precision_
 from lfabench.registry import get_plugin
 
 
-def _reference_rank(database_X, query_X, metric, p, covariance):
+def _reference_rank(database_X, query_X, metric, p, covariance, chunk=256):
     """Every database row per query, best first: a stable argsort of the FAISS distances (ties: lower row)."""
     import faiss
 
     space = fit_metric_space(database_X, metric, p, covariance)
     base, queries = space.transform(database_X), space.transform(query_X)
-    D = faiss.pairwise_distances(queries, base, space.faiss_metric, space.metric_arg)
-    return np.argsort(-D if space.larger_is_closer else D, axis=1, kind="stable")
+    order = np.empty((queries.shape[0], base.shape[0]), dtype=np.int64)
+    for start in range(0, queries.shape[0], chunk):
+        D = faiss.pairwise_distances(queries[start:start + chunk], base, space.faiss_metric, space.metric_arg)
+        order[start:start + chunk] = np.argsort(-D if space.larger_is_closer else D, axis=1, kind="stable")
+    return order
 
 
 def reference_evaluate(evaluator, features, dataset, split):
