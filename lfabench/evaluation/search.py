@@ -33,7 +33,8 @@ import numpy as np
 
 from .whitening import Whitening, fit_whitening
 
-__all__ = ["METRICS", "MetricSpace", "fit_metric_space", "knn_search", "rank_database", "stable_argsort_rows"]
+__all__ = ["METRICS", "MetricSpace", "fit_metric_space", "knn_search", "rank_database", "rank_database_blocks",
+           "stable_argsort_rows"]
 
 METRICS = ("euclidean", "cosine", "mahalanobis", "minkowski")
 
@@ -171,7 +172,37 @@ def rank_database(database_X, query_X, metric: str = "euclidean", p: float | Non
     every distance, so FAISS computes the ``(chunk, n)`` distance blocks
     (``faiss.pairwise_distances``, the flat indexes' kernels) and a stable sort
     orders each row (:func:`stable_argsort_rows`): ties go to the lower database index.
+    :func:`rank_database_blocks` gives the same rows a block at a time.
     """
+    blocks = rank_database_blocks(database_X, query_X, metric, p, covariance, chunk)
+    first = next(blocks)                                            # checks the input before allocating
+    order = np.empty((blocks.n_queries, first.shape[1]), dtype=np.int64)
+    order[:first.shape[0]] = first
+    start = first.shape[0]
+    for block in blocks:
+        order[start:start + block.shape[0]] = block
+        start += block.shape[0]
+    return order
+
+
+class _Blocks:
+    """An iterator over ``(chunk, n)`` ranking blocks that knows the number of queries."""
+
+    def __init__(self, n_queries: int, blocks):
+        self.n_queries, self._blocks = n_queries, blocks
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> np.ndarray:
+        return next(self._blocks)
+
+
+def rank_database_blocks(database_X, query_X, metric: str = "euclidean", p: float | None = None,
+                         covariance: str = "auto", chunk: int = 256):
+    """:func:`rank_database`'s rows, ``chunk`` queries at a time: an iterator of ``(<= chunk, n)`` int64 blocks
+    in query order (``.n_queries``: their total), so that a caller scoring each query holds one block of
+    rankings, never the whole ``(t, n)`` matrix. The input is checked here, before the first block."""
     import faiss
 
     space = fit_metric_space(database_X, metric, p, covariance)
@@ -179,11 +210,13 @@ def rank_database(database_X, query_X, metric: str = "euclidean", p: float | Non
     queries = space.transform(query_X, "query_X")
     if queries.shape[1] != base.shape[1]:
         raise ValueError(f"query_X has {queries.shape[1]} columns but database_X has {base.shape[1]}")
-    order = np.empty((queries.shape[0], base.shape[0]), dtype=np.int64)
-    for start in range(0, queries.shape[0], chunk):
-        D = faiss.pairwise_distances(queries[start:start + chunk], base, space.faiss_metric, space.metric_arg)
-        order[start:start + chunk] = stable_argsort_rows(-D if space.larger_is_closer else D)
-    return order
+
+    def blocks():
+        for start in range(0, max(queries.shape[0], 1), chunk):
+            D = faiss.pairwise_distances(queries[start:start + chunk], base, space.faiss_metric, space.metric_arg)
+            yield stable_argsort_rows(-D if space.larger_is_closer else D)
+
+    return _Blocks(int(queries.shape[0]), blocks())
 
 
 def stable_argsort_rows(keys: np.ndarray) -> np.ndarray:

@@ -5,7 +5,8 @@ aggregators see ``labelled_fraction`` of each class labelled, drawn by
 :func:`lfabench_plugins.evaluators.splits.labelled_subset` from the seed, the rest ``-1``;
 unsupervised aggregators ignore the labels). Each query's vector ranks the
 whole database with an exact FAISS flat index
-(:func:`lfabench.evaluation.rank_database`; ties go to the lower sample index);
+(:func:`lfabench.evaluation.rank_database_blocks`, a block of queries at a time; ties go to the lower
+sample index);
 the ranking is scored with the dataset's :class:`~lfabench.dataset.RetrievalGroundTruth`:
 
 * **Oxford Buildings** (Philbin et al., CVPR 2007): positives = good + ok, junk
@@ -45,8 +46,8 @@ from lfabench import PluginSpec, hookimpl
 from lfabench.bags import Bags
 from lfabench.dataset import Dataset, RetrievalGroundTruth
 from lfabench.evaluate import Evaluator, Split
-from lfabench.evaluation import (rank_database, ranked_list_from_places, ranking_prefix, retrieval_predictions,
-                                 revisited_metrics, revisited_scores, scores_from_places)
+from lfabench.evaluation import (rank_database_blocks, ranked_list_from_places, ranking_prefix,
+                                 retrieval_predictions, revisited_metrics, revisited_scores, scores_from_places)
 from lfabench.evaluation.largescale import LARGE_METRICS, ChunkedDatabase, large_search
 from lfabench.plugin import default_params
 from lfabench.evaluation.search import METRICS
@@ -226,14 +227,14 @@ class Retrieval(Evaluator):
         rows = self._query_rows(dataset, features.shape[0])
         empty = split.empty_mask(features.shape[0])
         row_of = _database_rows(db, dataset)
-        if self.search == "full":
-            order = rank_database(features[db], features[rows], self.metric, self.p, self.covariance)
+        if self.search == "full":  # one block of rankings at a time: never the whole (queries, database) matrix
+            blocks = rank_database_blocks(features[db], features[rows], self.metric, self.p, self.covariance)
         else:
-            order = self._shortlists(features, db, rows, empty, split, seed=split.seed)
+            blocks = [self._shortlists(features, db, rows, empty, split, seed=split.seed)]
         ks, k_max = self._ks, max(self._ks, default=0)
         aps, precisions = [], {k: [] for k in ks}
         heads, pos_places, junk_places = [], [], []  # what the record's predictions keep of each ranking
-        for q in range(gt.queries.size):
+        for q, order in enumerate(row for block in blocks for row in block):
             if empty[rows[q]]:
                 aps.append(0.0)
                 heads.append(np.empty(0, dtype=np.int64))
@@ -243,7 +244,7 @@ class Retrieval(Evaluator):
                     precisions[k].append(0.0)
                 continue
             query_row = int(row_of[gt.queries[q]]) if gt.exclude_query_from_ranking else -1
-            ranked = _ranked_rows(order[q], empty[db] if self.search == "full" else None, query_row)
+            ranked = _ranked_rows(order, empty[db] if self.search == "full" else None, query_row)
             # the place of every database row in this ranking (the inverse permutation; -1: not ranked)
             place = np.full(db.size, -1, dtype=np.int64)
             place[ranked] = np.arange(ranked.size)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lfabench.evaluation.search import rank_database, stable_argsort_rows
+from lfabench.evaluation.search import rank_database, rank_database_blocks, stable_argsort_rows
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -51,3 +51,12 @@ def test_rank_database_is_a_stable_sort_of_the_faiss_distances(metric):
     assert (np.unique(key, return_counts=True)[1] > 1).any()              # ties to break
     expected = np.argsort(key, axis=1, kind="stable")
     assert np.array_equal(rank_database(db, queries, metric, chunk=7), expected)
+    blocks = rank_database_blocks(db, queries, metric, chunk=7)
+    assert blocks.n_queries == 30 and [b.shape for b in blocks] == [(7, 300)] * 4 + [(2, 300)]
+    assert np.array_equal(np.vstack(list(rank_database_blocks(db, queries, metric, chunk=7))), expected)
+    assert rank_database(db, queries[:0], metric).shape == (0, 300)
+
+
+def test_rank_database_blocks_checks_the_input_before_the_first_block():
+    with pytest.raises(ValueError, match="query_X has 2 columns but database_X has 3"):
+        rank_database_blocks(np.eye(3), np.ones((4, 2)))
