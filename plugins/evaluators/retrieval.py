@@ -235,7 +235,7 @@ class Retrieval(Evaluator):
         aps, precisions = [], {k: [] for k in ks}
         heads, pos_places, junk_places = [], [], []  # what the record's predictions keep of each ranking
         for q, order in enumerate(row for block in blocks for row in block):
-            if empty[rows[q]]:
+            if empty[rows[q]]:  # a query without descriptors has nothing to search with: scored 0
                 aps.append(0.0)
                 heads.append(np.empty(0, dtype=np.int64))
                 pos_places.append(np.full(len(gt.positives[q]), -1))
