@@ -24,19 +24,19 @@ from .knn import accuracy_from_predictions, knn_accuracy, knn_predict
 from .multiple import FriedmanResult, friedman_test, holm, nemenyi_cd, nemenyi_q, tied_ranks
 from .predictions import knn_predictions, predictions_fingerprint, recompute_metrics, retrieval_predictions
 from .ranking import (average_precision, mean_average_precision, precision_at_k, ranked_list_from_places,
-                      ranking_prefix, ranks_of, retrieval_metrics_from_rankings)
+                      ranking_prefix, ranks_of, retrieval_metrics_from_rankings, scores_from_places)
 from .revisited import SETUPS, revisited_metrics, revisited_precision_at_k, revisited_scores, revisited_setup
-from .search import METRICS, MetricSpace, fit_metric_space, knn_search, rank_database
+from .search import METRICS, MetricSpace, fit_metric_space, knn_search, rank_database, rank_database_blocks
 from .significance import compare_to_best, paired_wilcoxon_p, significance_by_group
 from .whitening import COVARIANCE_ESTIMATORS, Whitening, fit_whitening
 
 __all__ = [
     "average_precision", "mean_average_precision", "precision_at_k", "ranking_prefix", "ranks_of",
-    "ranked_list_from_places", "retrieval_metrics_from_rankings",
+    "ranked_list_from_places", "retrieval_metrics_from_rankings", "scores_from_places",
     "knn_accuracy", "knn_predict", "accuracy_from_predictions",
     "knn_predictions", "retrieval_predictions", "recompute_metrics", "predictions_fingerprint",
     "SETUPS", "revisited_precision_at_k", "revisited_scores", "revisited_setup", "revisited_metrics",
-    "METRICS", "MetricSpace", "fit_metric_space", "knn_search", "rank_database",
+    "METRICS", "MetricSpace", "fit_metric_space", "knn_search", "rank_database", "rank_database_blocks",
     "paired_wilcoxon_p", "compare_to_best", "significance_by_group",
     "holm", "tied_ranks", "FriedmanResult", "friedman_test", "nemenyi_q", "nemenyi_cd",
     "COVARIANCE_ESTIMATORS", "Whitening", "fit_whitening",

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 import numpy as np
 
 __all__ = ["average_precision", "mean_average_precision", "precision_at_k", "ranking_prefix", "ranks_of",
-           "ranked_list_from_places", "retrieval_metrics_from_rankings"]
+           "ranked_list_from_places", "scores_from_places", "retrieval_metrics_from_rankings"]
 
 
 def _kept_relevance(ranked_ids, positive_ids, junk_ids) -> tuple[np.ndarray, int]:
@@ -143,6 +143,21 @@ def ranks_of(ranked_ids: Sequence, ids: Sequence) -> np.ndarray:
     return np.where(ranked[order][loc] == ids, order[loc], -1).astype(np.int64)
 
 
+def _claimed_places(head: np.ndarray, positive_ids, positive_places, junk_ids, junk_places
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """``(places, ids)`` of the ranked positive and junk ids (each place once), checked against each other and the
+    head: a place that two ids claim is a ValueError (inconsistent predictions)."""
+    ids = np.concatenate([np.asarray(positive_ids, dtype=np.int64), np.asarray(junk_ids, dtype=np.int64)])
+    places = np.concatenate([np.asarray(positive_places, dtype=np.int64), np.asarray(junk_places, dtype=np.int64)])
+    ids, places = ids[places >= 0], places[places >= 0]
+    if places.size:  # an id listed twice (e.g. a duplicated positive) names its place twice: once is enough
+        places, ids = np.unique(np.stack([places, ids]), axis=1)
+    clash = [(int(p), int(i)) for p, i in zip(places, ids) if p < head.size and head[p] != i]
+    if clash or np.unique(places).size != places.size:
+        raise ValueError(f"inconsistent ranking: place {clash[0][0] if clash else places[0]} is claimed twice")
+    return places, ids
+
+
 def ranked_list_from_places(head: Sequence[int], positive_ids: Sequence[int], positive_places: Sequence[int],
                             junk_ids: Sequence[int], junk_places: Sequence[int]) -> np.ndarray:
     """A ranked list equal, for :func:`average_precision` and :func:`precision_at_k` (k within the head), to the
@@ -150,19 +165,54 @@ def ranked_list_from_places(head: Sequence[int], positive_ids: Sequence[int], po
     its place, every other place holding a distinct placeholder id (``-1, -2, ...``: neither positive nor junk).
     Ids are non-negative sample indices. A place that two ids claim is a ValueError (inconsistent predictions)."""
     head = np.asarray(head, dtype=np.int64)
-    ids = np.concatenate([np.asarray(positive_ids, dtype=np.int64), np.asarray(junk_ids, dtype=np.int64)])
-    places = np.concatenate([np.asarray(positive_places, dtype=np.int64), np.asarray(junk_places, dtype=np.int64)])
-    ids, places = ids[places >= 0], places[places >= 0]
-    if places.size:  # an id listed twice (e.g. a duplicated positive) names its place twice: once is enough
-        places, ids = np.unique(np.stack([places, ids]), axis=1)
+    places, ids = _claimed_places(head, positive_ids, positive_places, junk_ids, junk_places)
     length = max(head.size, int(places.max()) + 1 if places.size else 0)
     out = -np.arange(1, length + 1, dtype=np.int64)
     out[:head.size] = head
-    clash = [(int(p), int(i)) for p, i in zip(places, ids) if p < head.size and head[p] != i]
-    if clash or np.unique(places).size != places.size:
-        raise ValueError(f"inconsistent ranking: place {clash[0][0] if clash else places[0]} is claimed twice")
     out[places] = ids
     return out
+
+
+def scores_from_places(positive_ids: Sequence, positive_places: Sequence[int], junk_ids: Sequence = (),
+                       junk_places: Sequence[int] = (), ks: Sequence[int] = ()) -> tuple[float, list[float]]:
+    """``(AP, [precision@k for k in ks])`` of a ranking known only by the 0-based places of its positive and junk
+    ids in it (-1: not ranked; :func:`ranks_of`): equal, bit for bit, to :func:`average_precision` and
+    :func:`precision_at_k` on that ranking (the same float64 operations in the same order).
+
+    Junk is skipped: a positive at place ``p`` has the kept (junk-free) rank ``p - #{junk places < p}``; an id
+    that is both positive and junk is junk (never counted, as in the ranked-list functions); duplicated ids
+    count once. ``O(P log P + J log J)``: the cost does not grow with the database, which is what lets the
+    ``retrieval`` evaluator score a large database per query and ``lfabench verify`` recompute it from the
+    stored places with this same function.
+    """
+    positive_ids, junk_ids = np.asarray(positive_ids), np.asarray(junk_ids)
+    positive_places = np.asarray(positive_places, dtype=np.int64)
+    junk_places = np.asarray(junk_places, dtype=np.int64)
+    if positive_ids.shape != positive_places.shape or junk_ids.shape != junk_places.shape:
+        raise ValueError(f"one place per id: {positive_ids.shape} positives with {positive_places.shape} places, "
+                         f"{junk_ids.shape} junk with {junk_places.shape} places")
+    n_pos = int(np.unique(positive_ids).size)
+    if n_pos == 0:
+        raise ValueError("average precision needs at least one positive id (the query has no positives)")
+    ks = [int(k) for k in ks]
+    if any(k < 1 for k in ks):
+        raise ValueError(f"precision@k needs k >= 1, got {min(ks)}")
+    junk_at = np.unique(junk_places[junk_places >= 0])              # sorted; a duplicated junk id: one place
+    found = positive_places >= 0
+    if junk_ids.size:
+        found &= ~np.isin(positive_ids, junk_ids)
+    at = np.unique(positive_places[found])                          # sorted places of the ranked positives
+    at = at - np.searchsorted(junk_at, at)                          # their 0-based ranks with junk skipped
+    precisions = [float(np.count_nonzero(at < k) / k) for k in ks]
+    if not at.size:
+        return 0.0, precisions
+    # average_precision's arithmetic on these ranks: hits / ranks at each positive, the curve from precision 1
+    hits = np.arange(1, at.size + 1, dtype=np.int64)
+    ranks = at + 1.0
+    precision = hits / ranks
+    precision_before = (hits - 1) / np.where(at > 0, ranks - 1, 1.0)
+    precision_before[at == 0] = 1.0
+    return float(np.sum((precision_before + precision) / 2.0) / n_pos), precisions
 
 
 def retrieval_metrics_from_rankings(heads: Sequence[Sequence], positive_lists: Sequence[Sequence],
@@ -174,7 +224,8 @@ def retrieval_metrics_from_rankings(heads: Sequence[Sequence], positive_lists: S
     Per query: the head of the ranking (:func:`ranking_prefix`), the positive and junk ids with their places
     in the ranking (:func:`ranks_of`); ``scored_zero`` marks queries scored 0 (no descriptors). Returns
     ``{"mAP": ..., "precision@k": ...}``, the evaluator's names and arithmetic (mean over queries of
-    :func:`average_precision` / :func:`precision_at_k` on :func:`ranked_list_from_places`, times 100).
+    :func:`scores_from_places`, the function the evaluator scores each query with, times 100); places that
+    cannot come from one ranking are a ValueError.
     """
     n = len(heads)
     if not n or any(len(v) != n for v in (positive_lists, positive_places, junk_lists, junk_places, scored_zero)):
@@ -187,11 +238,13 @@ def retrieval_metrics_from_rankings(heads: Sequence[Sequence], positive_lists: S
             for k in precisions:
                 precisions[k].append(0.0)
             continue
-        ranked = ranked_list_from_places(heads[q], positive_lists[q], positive_places[q], junk_lists[q],
-                                         junk_places[q])
-        aps.append(average_precision(ranked, positive_lists[q], junk_lists[q]))
-        for k in precisions:
-            precisions[k].append(precision_at_k(ranked, positive_lists[q], k, junk_lists[q]))
+        _claimed_places(np.asarray(heads[q], dtype=np.int64), positive_lists[q], positive_places[q],
+                        junk_lists[q], junk_places[q])              # the places must be those of one ranking
+        ap, at_k = scores_from_places(positive_lists[q], positive_places[q], junk_lists[q], junk_places[q],
+                                      list(precisions))
+        aps.append(ap)
+        for k, value in zip(precisions, at_k):
+            precisions[k].append(value)
     metrics = {"mAP": float(100.0 * np.mean(aps))}
     metrics.update({f"precision@{k}": float(100.0 * np.mean(v)) for k, v in precisions.items()})
     return metrics

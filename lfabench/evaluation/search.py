@@ -21,7 +21,8 @@ with the lower index comes first; at the k-th place this decides which of
 several equidistant vectors are neighbours. FAISS's heaps do not guarantee it
 (inner products keep higher indices), so :func:`knn_search` asks FAISS for more
 candidates until the tie group at the k-th place is complete and orders them by
-``(distance, index)``; :func:`rank_database` sorts whole distance rows stably.
+``(distance, index)``; :func:`rank_database` sorts whole distance rows stably
+(:func:`stable_argsort_rows`).
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ import numpy as np
 
 from .whitening import Whitening, fit_whitening
 
-__all__ = ["METRICS", "MetricSpace", "fit_metric_space", "knn_search", "rank_database"]
+__all__ = ["METRICS", "MetricSpace", "fit_metric_space", "knn_search", "rank_database", "rank_database_blocks",
+           "stable_argsort_rows"]
 
 METRICS = ("euclidean", "cosine", "mahalanobis", "minkowski")
 
@@ -169,8 +171,38 @@ def rank_database(database_X, query_X, metric: str = "euclidean", p: float | Non
     The metric space is fitted on the database (``(n, D)``). A full ranking needs
     every distance, so FAISS computes the ``(chunk, n)`` distance blocks
     (``faiss.pairwise_distances``, the flat indexes' kernels) and a stable sort
-    orders each row: ties go to the lower database index.
+    orders each row (:func:`stable_argsort_rows`): ties go to the lower database index.
+    :func:`rank_database_blocks` gives the same rows a block at a time.
     """
+    blocks = rank_database_blocks(database_X, query_X, metric, p, covariance, chunk)
+    first = next(blocks)                                            # checks the input before allocating
+    order = np.empty((blocks.n_queries, first.shape[1]), dtype=np.int64)
+    order[:first.shape[0]] = first
+    start = first.shape[0]
+    for block in blocks:
+        order[start:start + block.shape[0]] = block
+        start += block.shape[0]
+    return order
+
+
+class _Blocks:
+    """An iterator over ``(chunk, n)`` ranking blocks that knows the number of queries."""
+
+    def __init__(self, n_queries: int, blocks):
+        self.n_queries, self._blocks = n_queries, blocks
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> np.ndarray:
+        return next(self._blocks)
+
+
+def rank_database_blocks(database_X, query_X, metric: str = "euclidean", p: float | None = None,
+                         covariance: str = "auto", chunk: int = 256):
+    """:func:`rank_database`'s rows, ``chunk`` queries at a time: an iterator of ``(<= chunk, n)`` int64 blocks
+    in query order (``.n_queries``: their total), so that a caller scoring each query holds one block of
+    rankings, never the whole ``(t, n)`` matrix. The input is checked here, before the first block."""
     import faiss
 
     space = fit_metric_space(database_X, metric, p, covariance)
@@ -178,8 +210,39 @@ def rank_database(database_X, query_X, metric: str = "euclidean", p: float | Non
     queries = space.transform(query_X, "query_X")
     if queries.shape[1] != base.shape[1]:
         raise ValueError(f"query_X has {queries.shape[1]} columns but database_X has {base.shape[1]}")
-    order = np.empty((queries.shape[0], base.shape[0]), dtype=np.int64)
-    for start in range(0, queries.shape[0], chunk):
-        D = faiss.pairwise_distances(queries[start:start + chunk], base, space.faiss_metric, space.metric_arg)
-        order[start:start + chunk] = np.argsort(-D if space.larger_is_closer else D, axis=1, kind="stable")
-    return order
+
+    def blocks():
+        for start in range(0, max(queries.shape[0], 1), chunk):
+            D = faiss.pairwise_distances(queries[start:start + chunk], base, space.faiss_metric, space.metric_arg)
+            yield stable_argsort_rows(-D if space.larger_is_closer else D)
+
+    return _Blocks(int(queries.shape[0]), blocks())
+
+
+def stable_argsort_rows(keys: np.ndarray) -> np.ndarray:
+    """``np.argsort(keys, axis=1, kind="stable")`` of a 2-D float32 array, the same ``(t, n)`` int64 result, by
+    sorting values instead of indices (NumPy's value sort of 64-bit integers is SIMD; its stable argsort is a
+    merge sort, several times slower).
+
+    Each entry becomes one uint64: the float's bits mapped to an unsigned integer of the same order (sign bit
+    flipped for positives, all bits for negatives; ``-0.0`` is first made ``+0.0`` and NaN one positive NaN, so
+    that they compare as the float comparison and NumPy's NaN-last rule do) in the high 32 bits, the column
+    in the low 32. Keys are distinct, so any sort gives the one order, ties going to the lower column: the
+    stable argsort's. Columns must fit 32 bits.
+    """
+    keys = np.asarray(keys)
+    if keys.ndim != 2 or keys.dtype != np.float32:
+        raise TypeError(f"stable_argsort_rows sorts a 2-D float32 array, got {keys.dtype} of shape {keys.shape}")
+    if keys.shape[1] >= 2**32:
+        raise ValueError(f"stable_argsort_rows: {keys.shape[1]} columns do not fit 32 bits")
+    keys = keys + np.float32(0.0)                                   # -0.0 + 0.0 = +0.0: a tie, as in the compare
+    nan = np.isnan(keys)
+    if nan.any():
+        keys[nan] = np.float32(np.nan)                               # one NaN (sign bit clear): after +inf
+    bits = keys.view(np.uint32)
+    packed = (bits ^ np.where(bits >> np.uint32(31), np.uint32(0xFFFFFFFF), np.uint32(0x80000000))).astype(np.uint64)
+    packed <<= np.uint64(32)
+    packed |= np.arange(keys.shape[1], dtype=np.uint64)
+    packed.sort(axis=1)
+    packed &= np.uint64(0xFFFFFFFF)
+    return packed.view(np.int64)                                    # columns < 2**32: the same bits as int64

@@ -5,7 +5,8 @@ aggregators see ``labelled_fraction`` of each class labelled, drawn by
 :func:`lfabench_plugins.evaluators.splits.labelled_subset` from the seed, the rest ``-1``;
 unsupervised aggregators ignore the labels). Each query's vector ranks the
 whole database with an exact FAISS flat index
-(:func:`lfabench.evaluation.rank_database`; ties go to the lower sample index);
+(:func:`lfabench.evaluation.rank_database_blocks`, a block of queries at a time; ties go to the lower
+sample index);
 the ranking is scored with the dataset's :class:`~lfabench.dataset.RetrievalGroundTruth`:
 
 * **Oxford Buildings** (Philbin et al., CVPR 2007): positives = good + ok, junk
@@ -45,8 +46,8 @@ from lfabench import PluginSpec, hookimpl
 from lfabench.bags import Bags
 from lfabench.dataset import Dataset, RetrievalGroundTruth
 from lfabench.evaluate import Evaluator, Split
-from lfabench.evaluation import (average_precision, precision_at_k, rank_database, ranking_prefix, ranks_of,
-                                 retrieval_predictions, revisited_metrics, revisited_scores)
+from lfabench.evaluation import (rank_database_blocks, ranked_list_from_places, ranking_prefix,
+                                 retrieval_predictions, revisited_metrics, revisited_scores, scores_from_places)
 from lfabench.evaluation.largescale import LARGE_METRICS, ChunkedDatabase, large_search
 from lfabench.plugin import default_params
 from lfabench.evaluation.search import METRICS
@@ -225,63 +226,99 @@ class Retrieval(Evaluator):
         db = self._database(dataset)
         rows = self._query_rows(dataset, features.shape[0])
         empty = split.empty_mask(features.shape[0])
-        if self.search == "full":
-            order = rank_database(features[db], features[rows], self.metric, self.p, self.covariance)
-            # Database images without descriptors have no evidence: ranked last (stable), never as the
-            # near-zero-distance hubs their zero vectors would be. Queries without descriptors score 0.
-            order = _empty_last(order, empty[db])
+        row_of = _database_rows(db, dataset)
+        if self.search == "full":  # one block of rankings at a time: never the whole (queries, database) matrix
+            blocks = rank_database_blocks(features[db], features[rows], self.metric, self.p, self.covariance)
         else:
-            order = self._shortlists(features, db, rows, empty, split, seed=split.seed)
-        aps, precisions, rankings = [], {k: [] for k in self._ks}, []
+            blocks = [self._shortlists(features, db, rows, empty, split, seed=split.seed)]
+        ks, k_max = self._ks, max(self._ks, default=0)
+        aps, precisions = [], {k: [] for k in ks}
         heads, pos_places, junk_places = [], [], []  # what the record's predictions keep of each ranking
-        for q in range(gt.queries.size):
-            if empty[rows[q]]:
+        for q, order in enumerate(row for block in blocks for row in block):
+            if empty[rows[q]]:  # a query without descriptors has nothing to search with: scored 0
                 aps.append(0.0)
                 heads.append(np.empty(0, dtype=np.int64))
                 pos_places.append(np.full(len(gt.positives[q]), -1))
                 junk_places.append(np.full(len(gt.junk[q]), -1))
-                for k in self._ks:
+                for k in ks:
                     precisions[k].append(0.0)
-                rankings.append(db[:0])
                 continue
-            ranked = db[order[q][order[q] >= 0]]
-            if gt.exclude_query_from_ranking:
-                ranked = ranked[ranked != gt.queries[q]]
-            rankings.append(ranked)
-            aps.append(average_precision(ranked, gt.positives[q], gt.junk[q]))
-            heads.append(ranking_prefix(ranked, gt.junk[q], max(self._ks, default=0)))
-            pos_places.append(ranks_of(ranked, gt.positives[q]))
-            junk_places.append(ranks_of(ranked, gt.junk[q]))
-            for k in self._ks:
-                precisions[k].append(precision_at_k(ranked, gt.positives[q], k, gt.junk[q]))
+            query_row = int(row_of[gt.queries[q]]) if gt.exclude_query_from_ranking else -1
+            ranked = _ranked_rows(order, empty[db] if self.search == "full" else None, query_row)
+            # the place of every database row in this ranking (the inverse permutation; -1: not ranked)
+            place = np.full(db.size, -1, dtype=np.int64)
+            place[ranked] = np.arange(ranked.size)
+            pos_places.append(_places(place, row_of, gt.positives[q]))
+            junk_places.append(_places(place, row_of, gt.junk[q]))
+            # the k_max-th non-junk item lies within the first k_max + len(junk) places
+            heads.append(ranking_prefix(db[ranked[:k_max + len(gt.junk[q])]], gt.junk[q], k_max))
+            ap, at_k = scores_from_places(gt.positives[q], pos_places[q], gt.junk[q], junk_places[q], ks)
+            aps.append(ap)
+            for k, value in zip(ks, at_k):
+                precisions[k].append(value)
         split.predictions = retrieval_predictions(gt.queries, heads, gt.positives, pos_places, gt.junk, junk_places,
-                                                  empty[rows], self._ks, difficulty=gt.difficulty)
+                                                  empty[rows], ks, difficulty=gt.difficulty)
         split.info["per_query_ap"] = {str(dataset.sample_ids[i]): float(ap) for i, ap in zip(gt.queries, aps)}
         split.info["empty_samples"] = {"database_ranked_last": int(empty[db].sum()),
                                        "queries_scored_zero": int(empty[rows].sum())}
         metrics = {"mAP": float(100.0 * np.mean(aps))}
         metrics.update({f"precision@{k}": float(100.0 * np.mean(v)) for k, v in precisions.items()})
         if gt.difficulty is not None:
-            metrics.update(_revisited_metrics(rankings, gt, self._ks, split))
+            rankings = [np.empty(0, np.int64) if empty[rows[q]] else
+                        ranked_list_from_places(heads[q], gt.positives[q], pos_places[q], gt.junk[q], junk_places[q])
+                        for q in range(gt.queries.size)]
+            metrics.update(_revisited_metrics(rankings, gt, ks, split))
         return metrics
+
+
+def _database_rows(db: np.ndarray, dataset: Dataset) -> np.ndarray:
+    """``(n_samples,)``: each sample's row in the database ``db`` (-1 for samples outside it).
+
+    A ranking lists each database image once, so a database naming a sample twice is refused here, once,
+    instead of checking every ranking for duplicates."""
+    row_of = np.full(dataset.n_samples, -1, dtype=np.int64)
+    row_of[db] = np.arange(db.size)
+    if np.count_nonzero(row_of >= 0) != db.size:
+        values, counts = np.unique(db, return_counts=True)
+        raise ValueError(f"retrieval: dataset {dataset.name!r} lists database sample "
+                         f"{dataset.sample_ids[int(values[counts > 1][0])]!r} more than once")
+    return row_of
+
+
+def _ranked_rows(order: np.ndarray, empty_db: np.ndarray | None, query_row: int) -> np.ndarray:
+    """One query's ranking as database rows, best first, from its row of ``order`` (``-1``: shortlist padding).
+
+    ``empty_db`` (the full ranking only; a shortlist puts them last already): database images without
+    descriptors have no evidence, so they go last, keeping their order (a stable partition, never the
+    near-zero-distance hubs their zero vectors would be). ``query_row`` >= 0: the query's own row, removed
+    (Holidays protocol)."""
+    keep = order >= 0
+    if query_row >= 0:
+        keep &= order != query_row
+    if empty_db is not None and empty_db.any():
+        last = empty_db[order]
+        return np.concatenate([order[keep & ~last], order[keep & last]])
+    return order[keep]
+
+
+def _places(place: np.ndarray, row_of: np.ndarray, ids) -> np.ndarray:
+    """The places (``place`` of their database rows) of sample ``ids``; -1 where not ranked or not in the database."""
+    r = row_of[np.asarray(ids, dtype=np.int64)]
+    return np.where(r >= 0, place[np.maximum(r, 0)], -1).astype(np.int64)
 
 
 def _revisited_metrics(rankings, gt: RetrievalGroundTruth, ks, split: Split) -> dict[str, float]:
     """Easy / Medium / Hard ``mAP_<setup>`` and ``mP@<k>_<setup>`` (percent) of the Revisited protocol.
 
-    A query without descriptors has an empty ranking (AP and P@k 0); a query without positives in a
-    setup is left out of that setup's means (:func:`lfabench.evaluation.revisited_scores`).
+    ``rankings``: each query's ranking as rebuilt from its stored places
+    (:func:`lfabench.evaluation.ranked_list_from_places`, as ``lfabench verify`` does; every id a setup reads
+    is a positive or a junk id, so the scores equal those of the whole ranking). A query without descriptors
+    has an empty ranking (AP and P@k 0); a query without positives in a setup is left out of that setup's
+    means (:func:`lfabench.evaluation.revisited_scores`).
     """
     scores = revisited_scores(rankings, gt.difficulty["easy"], gt.difficulty["hard"], gt.junk, ks)
     split.info["revisited_queries_scored"] = {setup: s["n_queries"] for setup, s in scores.items()}
     return revisited_metrics(scores)
-
-
-def _empty_last(order: np.ndarray, empty_db: np.ndarray) -> np.ndarray:
-    """``order`` (``(t, n)`` database rows per query) with the rows flagged in ``empty_db`` moved last, stably."""
-    if not empty_db.any():
-        return order
-    return np.take_along_axis(order, np.argsort(empty_db[order], axis=1, kind="stable"), axis=1)
 
 
 @hookimpl

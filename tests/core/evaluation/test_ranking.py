@@ -78,3 +78,47 @@ def test_bad_input_is_rejected():
         mean_average_precision([[1], [2]], [[1], []])
     with pytest.raises(ValueError, match="k >= 1"):
         precision_at_k([1], [1], k=0)
+
+
+# --------------------------------------------------------------- scores from places
+def _random_ranking(rng, n=60):
+    """A ranking of ``n`` of 80 ids with positives (some unranked, one listed twice, some also junk) and junk."""
+    ranked = rng.permutation(80)[:n]
+    positives = rng.choice(80, int(rng.integers(1, 8)), replace=False)
+    positives = np.concatenate([positives, positives[:1]])          # a duplicate counts once
+    junk = rng.choice(80, int(rng.integers(0, 10)), replace=False)
+    if rng.random() < 0.5:
+        junk = np.concatenate([junk, positives[1:2], junk[:1]])      # a positive that is junk; a duplicate junk id
+    return ranked, positives, junk
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_scores_from_places_equal_the_ranked_list_functions_bit_for_bit(seed):
+    from lfabench.evaluation import ranks_of, scores_from_places
+
+    rng = np.random.default_rng(seed)
+    ranked, positives, junk = _random_ranking(rng, n=int(rng.integers(0, 80)))
+    ks = (1, 3, 10, 100)
+    ap, at_k = scores_from_places(positives, ranks_of(ranked, positives), junk, ranks_of(ranked, junk), ks)
+    if ranked.size:
+        assert ap == average_precision(ranked, positives, junk)          # ==: the same float64 operations
+        assert ap == pytest.approx(compute_ap_cpp(set(positives), set(junk), ranked.tolist()), abs=1e-12)
+        assert at_k == [precision_at_k(ranked, positives, k, junk) for k in ks]
+    else:
+        assert ap == 0.0 and at_k == [0.0] * len(ks)
+
+
+def test_scores_from_places_by_hand_and_bad_input():
+    from lfabench.evaluation import scores_from_places
+
+    # ranking p j x p (p: positives 10 and 11, j junk): kept ranks 0 and 2: (1 + 1)/2/2 + (1/2 + 2/3)/2/2
+    ap, (p1, p2) = scores_from_places([10, 11, 12], [0, 3, -1], [20], [1], (1, 2))
+    assert ap == pytest.approx((1.0 + (0.5 + 2 / 3) / 2) / 3) and (p1, p2) == (1.0, 0.5)
+    # a positive that is also junk is junk: skipped, but still counted in the number of positives
+    assert scores_from_places([10, 11], [0, 1], [11], [1])[0] == pytest.approx(0.5)
+    with pytest.raises(ValueError, match="at least one positive"):
+        scores_from_places([], [], [20], [1])
+    with pytest.raises(ValueError, match="one place per id"):
+        scores_from_places([10, 11], [0], [], [])
+    with pytest.raises(ValueError, match="k >= 1"):
+        scores_from_places([10], [0], ks=(0,))
