@@ -228,14 +228,15 @@ def check_rebuild(board_dir: Path, name: str, manifest: dict, report: Report) ->
                            "writes")
 
 
-#: The one thing a rebuild cannot write again: the time the static page states it was generated.
-_PAGE_STAMP = re.compile(rb"Generated [0-9T:+.-]+ by ")
+#: What a rebuild cannot write again: the static page's build stamp, the time it was generated and the lfabench
+#: that generated it (the records' own versions are content, compared as everything else).
+_PAGE_STAMP = re.compile(rb"Generated [0-9T:+.-]+ by lfabench [^ <]+")
 
 
 def _comparable(path: Path) -> bytes:
-    """A board file's bytes, the page's generation time blanked."""
+    """A board file's bytes, the page's build stamp (generation time and builder's version) blanked."""
     data = path.read_bytes()
-    return _PAGE_STAMP.sub(b"Generated (time) by ", data) if path.suffix == ".html" else data
+    return _PAGE_STAMP.sub(b"Generated (time) by lfabench (version)", data) if path.suffix == ".html" else data
 
 
 def _first_difference(ours: Path, theirs: Path) -> str:

@@ -28,7 +28,7 @@ from urllib.parse import quote
 import pandas as pd
 from markupsafe import Markup, escape
 
-from .._version import __version__
+from ..provenance import source_version
 from ..record import read_record
 from .tables import NUMERIC_COLUMNS, display_table, table_groups
 
@@ -263,7 +263,7 @@ def to_html(summary: pd.DataFrame, failed: list[dict], out_dir: Path | str = "."
                      inline_markdown(intro)))
     body.append(html("<details id='provenance'><summary>Provenance: commands, records, revisions, environments"
                      "</summary><p class='meta'>Generated {} by lfabench {}{}. Records from lfabench {}; "
-                     "git revision(s) {}.</p>{}</details>", generated, __version__,
+                     "git revision(s) {}.</p>{}</details>", generated, source_version(),
                      html(" with <code>{}</code>", command) if command else "",
                      ", ".join(versions) or "—", ", ".join(revisions) or "unknown", join(runs)))
     return str(html("<!DOCTYPE html><html><head><meta charset='utf-8'>"

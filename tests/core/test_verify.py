@@ -104,6 +104,22 @@ def test_one_changed_board_cell_fails_naming_the_file(board, tmp_path):
     assert _failures(copy) == [f"FAIL: {md}: line {n + 1}: differs from what a rebuild from the records writes"]
 
 
+def test_a_page_built_by_another_lfabench_verifies_but_a_changed_record_version_does_not(board, tmp_path):
+    # the page's build stamp names the lfabench that built it; a later checkout (another version) verifies it
+    copy = _copy(board, tmp_path)
+    page = copy / "demo.html"
+    text = page.read_text()
+    stamp = re.search(r"Generated [0-9T:+.-]+ by lfabench ([^ <]+)", text)
+    assert stamp is not None
+    page.write_text(text.replace(stamp[0], stamp[0].replace(stamp[1], "9.9.9.dev1+gfeedbee")))
+    assert _failures(copy) == []
+    # what the page says of the records is content: a record version changed there is a discrepancy
+    records_from = re.search(r"Records from lfabench ([^;<]+);", page.read_text())
+    assert records_from is not None
+    page.write_text(page.read_text().replace(records_from[0], "Records from lfabench 0.0.1;"))
+    assert [f.split(": line")[0] for f in _failures(copy)] == [f"FAIL: {page}"]
+
+
 def test_a_changed_diff_and_a_missing_record_are_named(board, tmp_path):
     copy = _copy(board, tmp_path)
     diffs = sorted(copy.glob("records/**/source.diff.gz"))
