@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lfabench import __version__
+from lfabench.provenance import source_version
 from lfabench.leaderboard import build_leaderboard
 
 from record_helpers import record
@@ -29,7 +29,7 @@ def test_page_is_self_contained_with_provenance_and_costs(page):
     assert "`" not in text  # Markdown code spans became <code>
     assert not re.search(r"(src|href)=['\"]https?:", text)  # nothing fetched from the network
     assert "data:image/png;base64," in text and "<script>" in text and "class='sortable'" in text
-    assert f"by lfabench {__version__}" in text and "Generated 20" in text and "git revision" in text
+    assert f"by lfabench {source_version()}" in text and "Generated 20" in text and "git revision" in text
     for col in ("transform time (s)", "peak memory (MiB)", "output dim"):
         assert col in text
     assert "<td class='num' data-sort='4096'>4096</td>" in text
