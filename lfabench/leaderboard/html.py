@@ -91,6 +91,15 @@ def join(fragments) -> Markup:
     return Markup("").join(fragments)
 
 
+def page(title: str, body: Markup) -> str:
+    """A whole self-contained page: ``title`` (escaped) and ``body`` under the Content-Security-Policy, with
+    the one stylesheet and sorting script it allows. Every static page lfabench writes goes through here."""
+    return str(html("<!DOCTYPE html><html><head><meta charset='utf-8'>"
+                    "<meta http-equiv='Content-Security-Policy' content='{}'><title>{}</title>"
+                    "<style>{}</style></head><body>{}<script>{}</script></body></html>\n",
+                    CONTENT_SECURITY_POLICY, title, Markup(STYLE), body, Markup(SORT_JS)))
+
+
 def safe_href(target: str) -> str | None:
     """``target`` as a link that can only navigate: an ``#anchor``, an http(s) URL, or a relative path.
 
@@ -266,10 +275,7 @@ def to_html(summary: pd.DataFrame, failed: list[dict], out_dir: Path | str = "."
                      "git revision(s) {}.</p>{}</details>", generated, source_version(),
                      html(" with <code>{}</code>", command) if command else "",
                      ", ".join(versions) or "—", ", ".join(revisions) or "unknown", join(runs)))
-    return str(html("<!DOCTYPE html><html><head><meta charset='utf-8'>"
-                    "<meta http-equiv='Content-Security-Policy' content='{}'><title>{}</title>"
-                    "<style>{}</style></head><body>{}<script>{}</script></body></html>\n",
-                    CONTENT_SECURITY_POLICY, title, Markup(STYLE), join(body), Markup(SORT_JS)))
+    return page(title, join(body))
 
 
 def _legend_html(table: pd.DataFrame) -> Markup:
