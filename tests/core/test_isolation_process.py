@@ -19,6 +19,7 @@ from lfabench.isolation import call_in_child
 from lfabench.run import run_benchmark
 
 from conftest import process_alive, run_cli
+from site_helpers import write_distribution
 
 pytestmark = pytest.mark.slow  # the slow tier: runs in child processes, killed at their limits
 
@@ -67,14 +68,8 @@ SMALL = ["dataset.params.n_samples=100", "cache=false"]
 @pytest.fixture(scope="module")
 def stuck_site(tmp_path_factory) -> Path:
     """A folder holding the ``lfabench-stuck`` distribution (entry point ``stuck``), for PYTHONPATH."""
-    site = tmp_path_factory.mktemp("site")
-    (site / "lfabench_stuck").mkdir()
-    (site / "lfabench_stuck" / "__init__.py").write_text(STUCK_PLUGIN)
-    info = site / "lfabench_stuck-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: lfabench-stuck\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text("[lfabench]\nstuck = lfabench_stuck\n")
-    return site
+    return write_distribution(tmp_path_factory.mktemp("site"), "lfabench-stuck", "lfabench_stuck", STUCK_PLUGIN,
+                              "[lfabench]\nstuck = lfabench_stuck\n")
 
 
 def _env(site: Path, pid_file: Path | None = None) -> dict:

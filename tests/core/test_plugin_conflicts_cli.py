@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import textwrap
 from pathlib import Path
 
 import pytest
 
 from conftest import run_cli
+from site_helpers import write_distribution
 
 pytestmark = pytest.mark.slow  # end-to-end runs in subprocesses
 
@@ -36,16 +36,7 @@ def lfabench_aggregators():
 
 
 def _dist(site: Path, dist: str, module: str, source: str) -> None:
-    (site / module).mkdir(parents=True)
-    (site / module / "__init__.py").write_text(source)
-    info = site / f"{dist.replace('-', '_')}-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text(textwrap.dedent(f"""
-        [lfabench]
-        {module} = {module}
-        """))
-    (info / "RECORD").write_text("")
+    write_distribution(site, dist, module, source)
 
 
 @pytest.fixture(scope="module")

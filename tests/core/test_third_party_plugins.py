@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import textwrap
 from pathlib import Path
 
 import pytest
 
 from conftest import run_cli
+from site_helpers import write_distribution
 
 PLUGIN_MODULE = '''
 import numpy as np
@@ -44,17 +44,7 @@ def lfabench_aggregators():
 
 def _dist(site: Path, dist: str, version: str, module: str, source: str, entry_points: str,
           files: dict[str, str] | None = None) -> None:
-    pkg = site / module
-    pkg.mkdir(parents=True)
-    (pkg / "__init__.py").write_text(source)
-    for rel, text in (files or {}).items():
-        (pkg / rel).parent.mkdir(parents=True, exist_ok=True)
-        (pkg / rel).write_text(text)
-    info = site / f"{dist.replace('-', '_')}-{version}.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n")
-    (info / "entry_points.txt").write_text(textwrap.dedent(entry_points))
-    (info / "RECORD").write_text("")
+    write_distribution(site, dist, module, source, entry_points, version=version, files=files)
 
 
 @pytest.fixture(scope="module")

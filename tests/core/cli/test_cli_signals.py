@@ -7,11 +7,12 @@ import os
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
 import pytest
+
+from site_helpers import write_distribution
 
 pytestmark = pytest.mark.slow  # end-to-end runs in subprocesses
 
@@ -62,18 +63,8 @@ def lfabench_aggregators():
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
-    site = tmp_path_factory.mktemp("site")
-    (site / "lfabench_slowpoke").mkdir()
-    (site / "lfabench_slowpoke" / "__init__.py").write_text(SLOW_PLUGIN)
-    info = site / "lfabench_slowpoke-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: lfabench-slowpoke\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text(textwrap.dedent("""
-        [lfabench]
-        slowpoke = lfabench_slowpoke
-        """))
-    (info / "RECORD").write_text("")
-    return site
+    return write_distribution(tmp_path_factory.mktemp("site"), "lfabench-slowpoke", "lfabench_slowpoke",
+                              SLOW_PLUGIN, "[lfabench]\nslowpoke = lfabench_slowpoke\n")
 
 
 def _start(site: Path, cwd: Path, args: list[str]) -> subprocess.Popen:
