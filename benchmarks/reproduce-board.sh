@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Rerun every record of a board from the current code, JOBS settings at a time, and count the verdicts.
+#
+#   bash benchmarks/reproduce-board.sh leaderboards/digits [JOBS]
+#
+# One `lfabench reproduce SETTING --sample <all> --no-cache` per setting folder of BOARD/records (one thread
+# each: the runs are independent of the thread count), so a machine with many cores reruns a whole board in
+# minutes. --no-cache: every stage is recomputed here, nothing is read from another machine's cache. Prints
+# each record's verdict (lfabench.reproduce: identical, or the first stage that differs) and a tally of
+# verdicts and first differing stages; exits 0 when every record is identical.
+# Environment: LFABENCH (the command, default `lfabench`), LFABENCH_CACHE (the array cache the reruns write).
+set -euo pipefail
+
+board=${1:?usage: reproduce-board.sh BOARD [JOBS]}
+jobs=${2:-$(nproc)}
+LFABENCH=${LFABENCH:-lfabench}
+export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
+[[ -d $board/records ]] || { echo "reproduce-board.sh: $board/records: no such folder" >&2; exit 2; }
+
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+export LFABENCH
+find "$board/records" -mindepth 1 -maxdepth 1 -type d -print0 | sort -z |
+    xargs -0 -P "$jobs" -I{} sh -c '$LFABENCH reproduce "$1" --sample 1000000 --no-cache 2>&1 || true' _ {} |
+    tee "$log" | grep -E '^(identical|differs|metrics only|failed)' || true
+
+echo "--- $board: verdicts"
+grep -oE '^(identical|differs at [a-z_]+|metrics only|failed)' "$log" | sort | uniq -c
+total=$(grep -cE '^(identical|differs|metrics only|failed)' "$log" || true)
+same=$(grep -cE '^identical' "$log" || true)
+echo "--- $board: $same of $total identical"
+[[ $same == "$total" && $total -gt 0 ]]
