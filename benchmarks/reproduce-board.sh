@@ -1,11 +1,10 @@
 #!/usr/bin/env bash
-# Rerun every record of a board from the current code, JOBS settings at a time, and count the verdicts.
+# Rerun every record of a board from the current code, JOBS records at a time, and count the verdicts.
 #
 #   bash benchmarks/reproduce-board.sh leaderboards/digits [JOBS]
 #
-# One `lfabench reproduce SETTING --sample <all> --no-cache` per setting folder of BOARD/records (one thread
-# each: the runs are independent of the thread count), so a machine with many cores reruns a whole board in
-# minutes. --no-cache: every stage is recomputed here, nothing is read from another machine's cache. Prints
+# One `lfabench reproduce RUN_FOLDER --no-cache` per record of BOARD/records (one thread each: the runs are
+# independent of the thread count), so a machine with many cores reruns a whole board in minutes. --no-cache: every stage is recomputed here, nothing is read from another machine's cache. Prints
 # each record's verdict (lfabench.reproduce: identical, or the first stage that differs) and a tally of
 # verdicts and first differing stages; exits 0 when every record is identical.
 # Environment: LFABENCH (the command, default `lfabench`), LFABENCH_CACHE (the array cache the reruns write).
@@ -20,8 +19,8 @@ export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 export LFABENCH
-find "$board/records" -mindepth 1 -maxdepth 1 -type d -print0 | sort -z |
-    xargs -0 -P "$jobs" -I{} sh -c '$LFABENCH reproduce "$1" --sample 1000000 --no-cache 2>&1 || true' _ {} |
+find "$board/records" -name result.json -printf '%h\0' | sort -z |
+    xargs -0 -P "$jobs" -I{} sh -c '$LFABENCH reproduce "$1" --sample 1 --no-cache 2>&1 || true' _ {} |
     tee "$log" | grep -E '^(identical|differs|metrics only|failed)' || true
 
 echo "--- $board: verdicts"
