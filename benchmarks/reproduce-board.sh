@@ -21,7 +21,7 @@ trap 'rm -f "$log"' EXIT
 export LFABENCH
 find "$board/records" -name result.json -printf '%h\0' | sort -z |
     xargs -0 -P "$jobs" -I{} sh -c '$LFABENCH reproduce "$1" --sample 1 --no-cache 2>&1 || true' _ {} |
-    tee "$log" | grep -E '^(identical|differs|metrics only|failed)' || true
+    tee "$log" | grep --line-buffered -E '^(identical|differs|metrics only|failed)' || true
 
 echo "--- $board: verdicts"
 grep -oE '^(identical|differs at [a-z_]+|metrics only|failed)' "$log" | sort | uniq -c
