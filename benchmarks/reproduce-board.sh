@@ -16,16 +16,20 @@ LFABENCH=${LFABENCH:-lfabench}
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
 [[ -d $board/records ]] || { echo "reproduce-board.sh: $board/records: no such folder" >&2; exit 2; }
 
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
-export LFABENCH
+log=$(mktemp) errors=$(mktemp)
+trap 'rm -f "$log" "$errors"' EXIT
+export LFABENCH errors
+# stderr (progress bars, error messages) apart from the verdicts on stdout: a progress bar's last line has no
+# newline and would hide the verdict printed after it
 find "$board/records" -name result.json -printf '%h\0' | sort -z |
-    xargs -0 -P "$jobs" -I{} sh -c '$LFABENCH reproduce "$1" --sample 1 --no-cache 2>&1 || true' _ {} |
+    xargs -0 -P "$jobs" -I{} sh -c '$LFABENCH reproduce "$1" --sample 1 --no-cache 2>>"$errors" || true' _ {} |
     tee "$log" | grep --line-buffered -E '^(identical|differs|metrics only|failed)' || true
 
 echo "--- $board: verdicts"
 grep -oE '^(identical|differs at [a-z_]+|metrics only|failed)' "$log" | sort | uniq -c
+records=$(find "$board/records" -name result.json | wc -l)
 total=$(grep -cE '^(identical|differs|metrics only|failed)' "$log" || true)
 same=$(grep -cE '^identical' "$log" || true)
-echo "--- $board: $same of $total identical"
-[[ $same == "$total" && $total -gt 0 ]]
+(( total == records )) || { echo "--- $board: $((records - total)) records gave no verdict:"; grep -aoE 'lfabench reproduce: .*' "$errors" || true; }
+echo "--- $board: $same of $records identical"
+[[ $same == "$records" && $records -gt 0 ]]
