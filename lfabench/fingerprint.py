@@ -13,8 +13,6 @@ from typing import Any
 
 import numpy as np
 
-from .evaluation.predictions import predictions_fingerprint
-
 #: The stages fingerprinted, in pipeline order.
 STAGES = ("descriptors", "fitted", "features", "predictions")
 #: Fitted attributes left out: what fitting reports about itself (e.g. per-iteration times), not the model.
@@ -49,7 +47,7 @@ def _fitted_arrays(obj: Any, prefix: str, out: dict[str, np.ndarray], depth: int
             _fitted_arrays(obj[k], f"{prefix}[{k}]", out, depth + 1, seen)
         return
     if hasattr(obj, "toarray") and hasattr(obj, "shape"):  # scipy.sparse
-        out[prefix] = np.asarray(obj.toarray())
+        out[prefix] = _SparseAsDense(obj)
         return
     attrs = getattr(obj, "__dict__", None)
     if attrs is None:
@@ -59,14 +57,45 @@ def _fitted_arrays(obj: Any, prefix: str, out: dict[str, np.ndarray], depth: int
             _fitted_arrays(attrs[name], f"{prefix}.{name}" if prefix else name, out, depth + 1, seen)
 
 
+class _SparseAsDense:
+    """A scipy.sparse matrix hashed as its dense array (C order), a block of rows at a time: the digest of
+    the dense array without holding it (ProLFA's selection is N x d̄, 10 GB dense at paper scale)."""
+
+    BLOCK_BYTES = 32 << 20
+
+    def __init__(self, matrix):
+        self.matrix = matrix.tocsr()
+        self.dtype, self.shape = np.dtype(matrix.dtype), tuple(matrix.shape)
+
+    def blocks(self):
+        rows = max(1, self.BLOCK_BYTES // max(1, self.shape[1] * self.dtype.itemsize))
+        for start in range(0, self.shape[0], rows):
+            yield np.ascontiguousarray(self.matrix[start:start + rows].toarray())
+
+
 def fitted_fingerprint(estimator) -> str | None:
     """sha256 over every numeric array a fitted estimator holds in its scikit-learn style ``name_``
-    attributes (recursing into lists, dicts and nested estimators; ``fit_info_`` excluded), by path.
-    None when it holds none (nothing fitted to compare)."""
-    arrays: dict[str, np.ndarray] = {}
+    attributes (recursing into lists, dicts and nested estimators; ``fit_info_`` excluded), by path; a
+    sparse matrix counts as its dense array. None when it holds none (nothing fitted to compare).
+
+    The digest is :func:`~lfabench.evaluation.predictions_fingerprint`'s over the named arrays (name, dtype,
+    shape, bytes, in name order), computed here a block at a time for sparse matrices."""
+    arrays: dict[str, Any] = {}
     _fitted_arrays(estimator, "", arrays, 0, set())
-    # the same digest of named arrays as a predictions file's
-    return predictions_fingerprint(arrays) if arrays else None
+    if not arrays:
+        return None
+    h = hashlib.sha256()
+    for name in sorted(arrays):
+        a = arrays[name]
+        if isinstance(a, _SparseAsDense):
+            h.update(f"{name}:{a.dtype.str}{a.shape}".encode())
+            for block in a.blocks():
+                h.update(block.tobytes())
+        else:
+            a = np.ascontiguousarray(a)
+            h.update(f"{name}:{a.dtype.str}{a.shape}".encode())
+            h.update(a.tobytes())
+    return h.hexdigest()
 
 
 def array_digest(a: np.ndarray) -> str:
