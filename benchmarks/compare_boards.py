@@ -29,11 +29,11 @@ def base_name(label: str) -> str:
 def paired(old: pd.DataFrame, new: pd.DataFrame, n_test: int | None) -> pd.DataFrame:
     rows = []
     old, new = old.assign(method=old.aggregator.map(base_name)), new.assign(method=new.aggregator.map(base_name))
+    old_groups = dict(list(old.groupby(KEYS + ["method"])))
     for key, b in new.groupby(KEYS + ["method"]):
-        a = old.set_index(KEYS + ["method"]).sort_index()
-        if key not in a.index:
+        a = old_groups.get(key)
+        if a is None:
             continue
-        a = a.loc[[key]]
         s_old, s_new = a.groupby("seed").value.mean(), b.groupby("seed").value.mean()
         seeds = sorted(set(s_old.index) & set(s_new.index))
         diff = s_new[seeds] - s_old[seeds]

@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from .evaluation.predictions import predictions_fingerprint
+
 #: The stages fingerprinted, in pipeline order.
 STAGES = ("descriptors", "fitted", "features", "predictions")
 #: Fitted attributes left out: what fitting reports about itself (e.g. per-iteration times), not the model.
@@ -76,26 +78,11 @@ class _SparseAsDense:
 def fitted_fingerprint(estimator) -> str | None:
     """sha256 over every numeric array a fitted estimator holds in its scikit-learn style ``name_``
     attributes (recursing into lists, dicts and nested estimators; ``fit_info_`` excluded), by path; a
-    sparse matrix counts as its dense array. None when it holds none (nothing fitted to compare).
-
-    The digest is :func:`~lfabench.evaluation.predictions_fingerprint`'s over the named arrays (name, dtype,
-    shape, bytes, in name order), computed here a block at a time for sparse matrices."""
+    sparse matrix counts as its dense array. None when it holds none (nothing fitted to compare)."""
     arrays: dict[str, Any] = {}
     _fitted_arrays(estimator, "", arrays, 0, set())
-    if not arrays:
-        return None
-    h = hashlib.sha256()
-    for name in sorted(arrays):
-        a = arrays[name]
-        if isinstance(a, _SparseAsDense):
-            h.update(f"{name}:{a.dtype.str}{a.shape}".encode())
-            for block in a.blocks():
-                h.update(block.tobytes())
-        else:
-            a = np.ascontiguousarray(a)
-            h.update(f"{name}:{a.dtype.str}{a.shape}".encode())
-            h.update(a.tobytes())
-    return h.hexdigest()
+    # the same digest of named arrays as a predictions file's (a sparse matrix streamed as dense row blocks)
+    return predictions_fingerprint(arrays) if arrays else None
 
 
 def array_digest(a: np.ndarray) -> str:

@@ -162,10 +162,15 @@ def _revisited_from_places(arrays: Mapping[str, np.ndarray], lists: dict, ks: li
 
 def predictions_fingerprint(arrays: Mapping[str, np.ndarray]) -> str:
     """sha256 over the arrays' names, dtypes, shapes and bytes, in name order (not the file's bytes:
-    a compressed file also stores its write time)."""
+    a compressed file also stores its write time). A value with ``dtype``, ``shape`` and ``blocks()``
+    (its C-order array as consecutive row blocks) is hashed block by block, as the array it stands for."""
     h = hashlib.sha256()
     for name in sorted(arrays):
-        a = np.ascontiguousarray(arrays[name])
+        a = arrays[name]
+        if not hasattr(a, "blocks"):
+            a = np.ascontiguousarray(a)
+        blocks = a.blocks() if hasattr(a, "blocks") else (a,)
         h.update(f"{name}:{a.dtype.str}{a.shape}".encode())
-        h.update(a.tobytes())
+        for block in blocks:
+            h.update(block.tobytes())
     return h.hexdigest()
