@@ -39,6 +39,9 @@ _NO_RULE = object()
 #: The largest seed: NumPy's legacy ``RandomState`` and scikit-learn take seeds in [0, 2**32 - 1].
 MAX_SEED = 2**32 - 1
 _COUNT = Interval(Integral, 1, None, closed="left")
+#: A count where 0 is meaningful (e.g. ``max_iter=0``: the unsupervised start of a supervised method); a plugin
+#: whose parameter takes 0 declares ``_parameter_constraints = {name: [COUNT_OR_ZERO]}``.
+COUNT_OR_ZERO = Interval(Integral, 0, None, closed="left")
 _SEED = Interval(Integral, 0, MAX_SEED, closed="both")
 
 #: Constraints of parameter names that mean the same in every plugin (scikit-learn's constraint lists;

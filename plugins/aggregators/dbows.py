@@ -42,6 +42,7 @@ import numpy as np
 from lfabench import PluginSpec, hookimpl
 from lfabench.aggregate import Aggregator
 from lfabench.bags import Bags
+from lfabench.params import COUNT_OR_ZERO
 
 from .softbow import LearnedSoftCodebook, SoftHistograms, codebook_gradient, nearest_distance_scale
 from .supervised import check_positive, class_indicator, codebook_start, lbfgs
@@ -87,6 +88,8 @@ class DBoWs(LearnedSoftCodebook, Aggregator):
         k-means initialisation: sample size and iterations.
     random_state : int or None
     """
+
+    _parameter_constraints = {"max_iter": [COUNT_OR_ZERO]}
 
     supervised = True
     membership_distance = "sqeuclidean"

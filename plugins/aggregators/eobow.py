@@ -39,6 +39,7 @@ import numpy as np
 from lfabench import PluginSpec, hookimpl
 from lfabench.aggregate import Aggregator
 from lfabench.bags import Bags
+from lfabench.params import COUNT_OR_ZERO
 
 from .softbow import (
     LearnedSoftCodebook,
@@ -97,6 +98,8 @@ class EOBoW(LearnedSoftCodebook, Aggregator):
         k-means initialisation: sample size and iterations.
     random_state : int or None
     """
+
+    _parameter_constraints = {"max_iter": [COUNT_OR_ZERO]}
 
     supervised = True
     membership_distance = "euclidean"

@@ -38,6 +38,7 @@ from tqdm.auto import tqdm
 from lfabench import PluginSpec, hookimpl
 from lfabench.aggregate import Aggregator
 from lfabench.bags import Bags
+from lfabench.params import COUNT_OR_ZERO
 
 from .codebooks import seed_of
 from .fv import FisherVector
@@ -70,6 +71,8 @@ class FVNN(Aggregator):
         Training epochs of each network (Adam).
     random_state : int or None
     """
+
+    _parameter_constraints = {"n_estimators": [COUNT_OR_ZERO]}
 
     supervised = True
 

@@ -48,6 +48,7 @@ import numpy as np
 from lfabench import PluginSpec, hookimpl
 from lfabench.aggregate import Aggregator
 from lfabench.bags import Bags
+from lfabench.params import COUNT_OR_ZERO
 
 from .softbow import SoftHistograms, nearest_distance_scale, softmax_rows
 from .supervised import check_positive, class_indicator, codebook_start, lbfgs
@@ -100,6 +101,8 @@ class T1(Aggregator):
         k-means initialisation: sample size and iterations.
     random_state : int or None
     """
+
+    _parameter_constraints = {"max_iter": [COUNT_OR_ZERO]}
 
     supervised = True
 

@@ -139,3 +139,15 @@ def test_debug_shows_the_traceback_of_a_user_error(tmp_path):
                    cwd=tmp_path, check=False)
     assert proc.returncode == 2
     assert "'n_clusters' parameter of aggregator 'bow'" in proc.stderr and "Traceback" in proc.stderr
+
+
+@pytest.mark.parametrize("name, param", [("t1", "max_iter"), ("eobow", "max_iter"), ("dbows", "max_iter"),
+                                         ("fv_nn", "n_estimators")])
+def test_zero_is_accepted_where_the_plugin_gives_it_a_meaning(name, param):
+    """``max_iter=0`` (the unsupervised start) and ``n_estimators=0`` (FV+NN's whitened FV) are documented
+    settings: the configuration accepts them as the estimator does, and still refuses a negative count."""
+    factory = get_plugin("aggregator", name)
+    check_params("aggregator", name, factory, {param: 0})
+    factory(**{param: 0})  # the estimator builds with it
+    with pytest.raises(ConfigError, match=f"'{param}' parameter of aggregator '{name}'"):
+        check_params("aggregator", name, factory, {param: -1})
