@@ -37,7 +37,7 @@ export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
 common=(+experiment=copies "dataset.params.root=$ROOT" 'seed=range(6)' "hydra.sweep.dir=$SWEEP"
         continue_on_error=true "time_limit=$TIME_LIMIT" hydra/launcher=joblib)
 
-stage() { echo "regenerate.sh: $(date -u +%FT%TZ) $*"; }
+source leaderboards/publish.sh
 
 for desc in $DESCRIPTORS; do
     jobs=$JOBS; [[ $desc == daisy ]] && jobs=$DAISY_JOBS
@@ -52,13 +52,4 @@ done
 
 stage "sweep done"
 [[ ${PUBLISH:-1} == 0 ]] && exit 0
-
-# Publish the complete records beside the board (an absolute data root is recorded as the repository's
-# relative one, so the published folder names are those a rerun from the repository root computes).
-if [[ $(realpath -m "$SWEEP") != $(realpath -m leaderboards/copies/records) ]]; then
-    rm -rf leaderboards/copies/records
-fi
-relocate=()
-[[ $ROOT == /* ]] && relocate=(--relocate "$ROOT=../shared/data/scene15")
-$LFABENCH leaderboard "$SWEEP" --out leaderboards/copies --name copies --publish-records "${relocate[@]}"
-$LFABENCH leaderboard --index leaderboards
+publish_board copies

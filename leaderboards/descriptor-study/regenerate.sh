@@ -39,7 +39,7 @@ common=(dataset=scene15 "dataset.params.root=$ROOT" evaluator=knn evaluator.para
 prolfa=(aggregator=prolfa aggregator.params.n_prototypes=256)
 upscaled=(descriptor=sift +descriptor.params.long_side=300)
 
-stage() { echo "regenerate.sh: $(date -u +%FT%TZ) $*"; }
+source leaderboards/publish.sh
 
 stage "(a) sift, (b) hesaff, (d) sift upscaled: bow vlad fv, prolfa 256"
 $LFABENCH run -m descriptor=sift,hesaff aggregator=bow,vlad,fv 'seed=range(6)' "${common[@]}" "hydra.launcher.n_jobs=$JOBS"
@@ -59,13 +59,4 @@ $LFABENCH run -m "${upscaled[@]}" descriptor.params.max_keypoints=null "${prolfa
 
 stage "sweep done"
 [[ ${PUBLISH:-1} == 0 ]] && exit 0
-
-# Publish the complete records beside the board, replacing the previous board as a whole (it stays in git
-# history); an absolute data root is recorded as the repository's relative one.
-if [[ $(realpath -m "$SWEEP") != $(realpath -m leaderboards/descriptor-study/records) ]]; then
-    rm -rf leaderboards/descriptor-study/records leaderboards/descriptor-study/constraints*.txt
-fi
-relocate=()
-[[ $ROOT == /* ]] && relocate=(--relocate "$ROOT=../shared/data/scene15")
-$LFABENCH leaderboard "$SWEEP" --out leaderboards/descriptor-study --name descriptor-study --publish-records "${relocate[@]}"
-$LFABENCH leaderboard --index leaderboards
+publish_board descriptor-study

@@ -33,7 +33,7 @@ common=(dataset=scene15 "dataset.params.root=$ROOT" evaluator=knn evaluator.para
         evaluator.params.metric=euclidean 'seed=range(6)' "hydra.sweep.dir=$SWEEP"
         continue_on_error=true "time_limit=$TIME_LIMIT" hydra/launcher=joblib "hydra.launcher.n_jobs=$JOBS")
 
-stage() { echo "regenerate.sh: $(date -u +%FT%TZ) $*"; }
+source leaderboards/publish.sh
 
 for desc in $DESCRIPTORS; do
     # The unsupervised baselines and UniVCG, plugin defaults.
@@ -55,16 +55,4 @@ done
 
 stage "sweep done"
 [[ ${PUBLISH:-1} == 0 ]] && exit 0
-
-# Publish the complete records beside the board (an absolute data root is recorded as the repository's
-# relative one, so the published folder names are those a rerun from the repository root computes).
-# The board is replaced as a whole (the previous one stays in git history): the old records and the
-# environment files of records that predate per-record package locks go; the build removes the files of the
-# previous build that it no longer writes.
-if [[ $(realpath -m "$SWEEP") != $(realpath -m leaderboards/scene15/records) ]]; then
-    rm -rf leaderboards/scene15/records leaderboards/scene15/constraints*.txt
-fi
-relocate=()
-[[ $ROOT == /* ]] && relocate=(--relocate "$ROOT=../shared/data/scene15")
-$LFABENCH leaderboard "$SWEEP" --out leaderboards/scene15 --name scene15 --publish-records "${relocate[@]}"
-$LFABENCH leaderboard --index leaderboards
+publish_board scene15
