@@ -20,8 +20,10 @@
 # Environment: SCENE15_ROOT (default ../shared/data/scene15), SWEEP (default lfabench_multirun/copies),
 # DESCRIPTORS (default "sift daisy"), JOBS (parallel SIFT runs, default 2), DAISY_JOBS (parallel DAISY runs,
 # default 1: SIFT's T-emb, VLAD and FV runs already peak at 6-8 GB on this board, and DAISY's descriptors are
-# 200-D against 128, up to 300 per image against 90: two DAISY runs at once risk this machine's 24 GB), TIME_LIMIT (s per run, default 14400), PUBLISH
-# (default 1; 0 runs the sweep and leaves leaderboards/ untouched).
+# 200-D against 128, up to 300 per image against 90: two DAISY runs at once risk this machine's 24 GB),
+# DAISY_THREADS (the `threads` of each DAISY run, default 2: one run at a time still uses both cores; the
+# count is recorded in each record's `determinism` and the setting is the same), TIME_LIMIT (s per run,
+# default 14400), PUBLISH (default 1; 0 runs the sweep and leaves leaderboards/ untouched).
 set -euo pipefail
 
 ROOT=${SCENE15_ROOT:-../shared/data/scene15}
@@ -29,6 +31,7 @@ SWEEP=${SWEEP:-lfabench_multirun/copies}
 DESCRIPTORS=${DESCRIPTORS:-sift daisy}
 JOBS=${JOBS:-2}
 DAISY_JOBS=${DAISY_JOBS:-1}
+DAISY_THREADS=${DAISY_THREADS:-2}
 TIME_LIMIT=${TIME_LIMIT:-14400}
 LFABENCH=${LFABENCH:-lfabench}
 # JOBS runs share the machine's cores: one BLAS/OpenMP thread per run unless the caller says otherwise
@@ -40,14 +43,14 @@ common=(+experiment=copies "dataset.params.root=$ROOT" 'seed=range(6)' "hydra.sw
 source leaderboards/publish.sh
 
 for desc in $DESCRIPTORS; do
-    jobs=$JOBS; [[ $desc == daisy ]] && jobs=$DAISY_JOBS
+    run=("hydra.launcher.n_jobs=$JOBS")
+    [[ $desc == daisy ]] && run=("hydra.launcher.n_jobs=$DAISY_JOBS" "threads=$DAISY_THREADS")
     # The unsupervised methods of the paper's search table and the others, plugin defaults.
     stage "$desc: bow vlad fv temb sc dm gamma_democratic"
-    $LFABENCH run -m "descriptor=$desc" aggregator=bow,vlad,fv,temb,sc,dm,gamma_democratic "${common[@]}" \
-        "hydra.launcher.n_jobs=$jobs"
+    $LFABENCH run -m "descriptor=$desc" aggregator=bow,vlad,fv,temb,sc,dm,gamma_democratic "${common[@]}" "${run[@]}"
     # Semi-ProLFA as the paper searches with it: d̄ = 2048, 20 % of each group annotated (the preset's).
     stage "$desc: semi_prolfa_d2048"
-    $LFABENCH run -m "descriptor=$desc" aggregator=semi_prolfa_d2048 "${common[@]}" "hydra.launcher.n_jobs=$jobs"
+    $LFABENCH run -m "descriptor=$desc" aggregator=semi_prolfa_d2048 "${common[@]}" "${run[@]}"
 done
 
 stage "sweep done"
