@@ -8,6 +8,10 @@ evaluator (each query scored from the places of its positives and junk, :func:`l
 scores_from_places`); ``ranked lists`` the earlier ranked-list scoring, kept as the reference of
 ``tests/plugins/evaluators/test_retrieval_places.py`` (whole rankings by a stable argsort, scored by
 ``average_precision`` / ``precision_at_k`` / ``ranks_of``). Both give the same metrics and predictions.
+
+``CopiesMeanDescriptor`` scores each image's centred mean SIFT descriptor (the copies board's SIFT-90, no
+aggregator): ProLFA's and Semi-ProLFA's vector is a linear map of that mean (``docs/prolfa-bound.md``), so its
+mAP is the level a linear read-out of the mean starts from on the board.
 """
 
 from __future__ import annotations
@@ -19,6 +23,9 @@ import numpy as np
 from lfabench.registry import get_plugin
 
 from .cases import REPO, shared_data
+
+#: The copies board's SIFT (``conf/experiment/copies.yaml``: 90 DoG keypoints per image).
+COPIES_SIFT = {"max_keypoints": 90}
 
 
 def copies_setting(noise: float = 1.5):
@@ -66,3 +73,38 @@ class CopiesEvaluate:
 
     def peakmem_evaluate(self, scoring):
         self.evaluate(self.features, self.dataset, self.split)
+
+
+def centred_means(bags) -> dict[str, np.ndarray]:
+    """Each image's mean L2-normalised descriptor minus the mean over all descriptors, ``(n_images, d)``
+    float64: ``{"centred mean": M, "unit centred mean": M / ||M||}`` (ProLFA's ``l2_centered`` normalisation
+    before pooling, centred on every image's descriptors: the board's retrieval is unsupervised)."""
+    from lfabench_plugins.aggregators.prolfa.normalize import normalize_descriptors
+
+    X = normalize_descriptors(bags.descriptors, "l2")
+    M = np.asarray(bags.with_descriptors(X).means(), dtype=np.float64) - X.mean(axis=0, dtype=np.float64)
+    return {"centred mean": M, "unit centred mean": M / np.maximum(np.linalg.norm(M, axis=1, keepdims=True),
+                                                                   1e-300)}
+
+
+class CopiesMeanDescriptor:
+    """mAP and precision@1 (%) of the centred mean SIFT-90 descriptor on the copies board's seed-0 setting."""
+
+    params = [["centred mean", "unit centred mean"]]
+    param_names = ["readout"]
+    timeout = 3600
+    number, repeat, rounds = 1, 1, 1
+
+    def setup(self, readout):
+        evaluator, dataset, split, _ = copies_setting()
+        bags = get_plugin("descriptor", "sift")(**COPIES_SIFT).describe(dataset)
+        features = centred_means(bags)[readout].astype(np.float32)
+        self.metrics = evaluator.evaluate(features, dataset, split)
+
+    def track_map(self, readout):
+        return self.metrics["mAP"]
+
+    def track_precision_at_1(self, readout):
+        return self.metrics["precision@1"]
+
+    track_map.unit = track_precision_at_1.unit = "%"
