@@ -29,9 +29,9 @@ def test_the_paper_cases_run_prolfa_with_the_papers_prototypes():
 
 def test_the_copies_mean_descriptor_is_each_images_centred_mean_of_unit_descriptors():
     import numpy as np
+    from suite.retrieval import centred_means
 
     from lfabench.bags import Bags
-    from suite.retrieval import centred_means
 
     rng = np.random.default_rng(0)
     X = rng.standard_normal((9, 4)).astype(np.float32)
