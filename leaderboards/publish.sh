@@ -1,5 +1,6 @@
-# Sourced by the regenerate.sh scripts of the boards built on the shared Fifteen Scene copy (scene15,
-# descriptor-study, copies); expects ROOT, SWEEP and LFABENCH to be set.
+# Sourced by every board's regeneration script (regenerate-embedded.sh for digits and synthetic, regenerate.sh
+# for scene15, descriptor-study and copies); expects SWEEP and LFABENCH to be set, and ROOT (the data root)
+# where the board reads ../shared data.
 
 # Print a stage's UTC start time, so a script's log gives the wall time of every stage.
 stage() { echo "regenerate.sh: $(date -u +%FT%TZ) $*"; }
@@ -15,7 +16,7 @@ publish_board() {
         rm -rf "leaderboards/$name/records" "leaderboards/$name"/constraints*.txt
     fi
     local relocate=()
-    [[ $ROOT == /* ]] && relocate=(--relocate "$ROOT=../shared/data/scene15")
+    [[ ${ROOT:-} == /* ]] && relocate=(--relocate "$ROOT=../shared/data/scene15")
     $LFABENCH leaderboard "$SWEEP" --out "leaderboards/$name" --name "$name" --publish-records "${relocate[@]}"
     $LFABENCH leaderboard --index leaderboards
 }

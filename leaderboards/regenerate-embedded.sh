@@ -12,7 +12,7 @@
 #
 # Environment: SWEEP (default lfabench_multirun/<board>), JOBS (parallel runs, default 2), TIME_LIMIT (s per
 # run, default 1800), PUBLISH (default 1; 0 runs the sweep and leaves leaderboards/ untouched). Each stage
-# prints its UTC start time (lines starting "regenerate-embedded.sh:"), so a log gives each stage's wall time.
+# prints its UTC start time (lines starting "regenerate.sh:"), so a log gives each stage's wall time.
 set -euo pipefail
 
 BOARD=${1:?usage: regenerate-embedded.sh digits|synthetic}
@@ -25,7 +25,7 @@ LFABENCH=${LFABENCH:-lfabench}
 common=("dataset=$BOARD" 'seed=range(6)' "hydra.sweep.dir=$SWEEP" continue_on_error=true
         "time_limit=$TIME_LIMIT" hydra/launcher=joblib "hydra.launcher.n_jobs=$JOBS")
 
-stage() { echo "regenerate-embedded.sh: $(date -u +%FT%TZ) $*"; }
+source leaderboards/publish.sh
 
 stage "$BOARD: unsupervised methods and ProLFA"
 $LFABENCH run -m aggregator=bow,vlad,fv,sc,temb,dm,gamma_democratic,prolfa "${common[@]}"
@@ -34,9 +34,5 @@ $LFABENCH run -m aggregator=t1,univcg,dbows,eobow,fv_nn,lcksvd2 "${common[@]}"
 stage "sweep done"
 [[ ${PUBLISH:-1} == 0 ]] && exit 0
 
-# The board is replaced as a whole (the previous one stays in git history): records name their place.
-rm -rf "leaderboards/$BOARD"
-$LFABENCH leaderboard "$SWEEP" --out "leaderboards/$BOARD" --name "$BOARD" --publish-records
-# The landing page lists every board under leaderboards/.
-$LFABENCH leaderboard --index leaderboards
+publish_board "$BOARD"
 stage "published"
