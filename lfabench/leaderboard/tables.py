@@ -18,6 +18,7 @@ import functools
 import hashlib
 import json
 import math
+import re
 from fractions import Fraction
 from pathlib import Path
 from typing import Iterable
@@ -415,8 +416,21 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
     for _, idx in out.groupby(TABLE_COLUMNS).groups.items():
         out.loc[idx, "rank"] = tied_ranks(score_keys(out.loc[idx]))
         out.loc[idx, "p_holm"] = holm(out.loc[idx, "p_vs_best"].to_numpy(dtype=float))
-    out = out.sort_values(TABLE_COLUMNS + ["rank", "descriptor", "aggregator"])
+    out = out.sort_values(TABLE_COLUMNS + ["rank", "descriptor", "aggregator"], key=_metrics_in_number_order)
     return out[SUMMARY_COLUMNS].reset_index(drop=True)
+
+
+def metric_order(metric: str) -> tuple:
+    """Sort key of a metric's name with its numbers compared as numbers: ``precision@5`` before ``precision@10``."""
+    return tuple((0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", metric) if part)
+
+
+def _metrics_in_number_order(column: pd.Series) -> pd.Series:
+    """``sort_values`` key: the ``metric`` column by :func:`metric_order`, every other column as it is."""
+    if column.name != "metric":
+        return column
+    order = {m: i for i, m in enumerate(sorted(set(column), key=metric_order))}
+    return column.map(order)
 
 
 #: One table of the board (and the family of its Holm-adjusted tests): one task (dataset x descriptor x
@@ -486,9 +500,11 @@ NUMERIC_COLUMNS = ("rank", "seeds", "runs", "fit time (s)", "transform time (s)"
 
 def table_groups(summary: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]]:
     """``(title, metric, rows of summary)`` per table (:data:`TABLE_COLUMNS`: dataset, descriptor, evaluator,
-    metric), best first; the title names all four (``digits — patches — knn — accuracy``)."""
+    metric; metrics in :func:`metric_order`, so precision@5 comes before precision@10), best first; the title
+    names all four (``digits — patches — knn — accuracy``)."""
+    groups = sorted(summary.groupby(TABLE_COLUMNS, sort=True), key=lambda g: (*g[0][:3], metric_order(g[0][3])))
     return [(f"{dataset} — {descriptor} — {evaluator} — {metric}", metric, tab)
-            for (dataset, descriptor, evaluator, metric), tab in summary.groupby(TABLE_COLUMNS, sort=True)]
+            for (dataset, descriptor, evaluator, metric), tab in groups]
 
 
 def display_table(tab: pd.DataFrame, metric: str) -> pd.DataFrame:

@@ -119,6 +119,18 @@ def test_one_primary_metric_per_task_the_others_shown_not_ranked(tmp_path):
     assert [c for c in overall.columns if "/" in c] == ["holidays / patches / retrieval / mAP"]
 
 
+def test_a_retrieval_boards_tables_come_in_the_order_of_k(tmp_path):
+    # string order would put precision@10 before precision@5 (and "10" before "5" in the CSV)
+    for seed in (0, 1):
+        record(tmp_path / "runs" / f"bow{seed}", seed, None, aggregator="bow", evaluator="retrieval",
+               dataset="holidays", metrics={"mAP": 40.0, "precision@1": 90.0, "precision@10": 20.0,
+                                            "precision@5": 35.0})
+    _, table, md = board(tmp_path)
+    headings = [line.rsplit(" ", 1)[-1] for line in md.splitlines() if line.startswith("## ") and "retrieval" in line]
+    assert headings == ["mAP", "precision@1", "precision@5", "precision@10"]
+    assert list(dict.fromkeys(table["metric"])) == ["mAP", "precision@1", "precision@5", "precision@10"]
+
+
 def test_a_label_is_fixed_by_the_rows_own_setting_not_by_its_table(tmp_path):
     # the same default bow setting on two boards; board A also has a bow setting with n_clusters=64
     for seed in (0, 1):
