@@ -9,7 +9,7 @@ scores_from_places`); ``ranked lists`` the earlier ranked-list scoring, kept as 
 ``tests/plugins/evaluators/test_retrieval_places.py`` (whole rankings by a stable argsort, scored by
 ``average_precision`` / ``precision_at_k`` / ``ranks_of``). Both give the same metrics and predictions.
 
-``CopiesMeanDescriptor`` scores each image's centred mean SIFT descriptor (the copies board's SIFT-90, no
+``CopiesMeanDescriptor`` scores each image's centred mean descriptor (the copies board's SIFT-90 or DAISY-300, no
 aggregator): ProLFA's and Semi-ProLFA's vector is a linear map of that mean (``docs/prolfa-bound.md``), so its
 mAP is the level a linear read-out of the mean starts from on the board.
 """
@@ -24,8 +24,8 @@ from lfabench.registry import get_plugin
 
 from .cases import REPO, shared_data
 
-#: The copies board's SIFT (``conf/experiment/copies.yaml``: 90 DoG keypoints per image).
-COPIES_SIFT = {"max_keypoints": 90}
+#: The copies board's descriptors (``copy_detection``'s protocol: SIFT 90, DAISY 300 per image).
+COPIES_DESCRIPTORS = {"sift": {"max_keypoints": 90}, "daisy": {"max_keypoints": 300}}
 
 
 def copies_setting(noise: float = 1.5):
@@ -88,23 +88,23 @@ def centred_means(bags) -> dict[str, np.ndarray]:
 
 
 class CopiesMeanDescriptor:
-    """mAP and precision@1 (%) of the centred mean SIFT-90 descriptor on the copies board's seed-0 setting."""
+    """mAP and precision@1 (%) of the centred mean descriptor on the copies board's seed-0 setting."""
 
-    params = [["centred mean", "unit centred mean"]]
-    param_names = ["readout"]
+    params = [list(COPIES_DESCRIPTORS), ["centred mean", "unit centred mean"]]
+    param_names = ["descriptor", "readout"]
     timeout = 3600
     number, repeat, rounds = 1, 1, 1
 
-    def setup(self, readout):
+    def setup(self, descriptor, readout):
         evaluator, dataset, split, _ = copies_setting()
-        bags = get_plugin("descriptor", "sift")(**COPIES_SIFT).describe(dataset)
+        bags = get_plugin("descriptor", descriptor)(**COPIES_DESCRIPTORS[descriptor]).describe(dataset)
         features = centred_means(bags)[readout].astype(np.float32)
         self.metrics = evaluator.evaluate(features, dataset, split)
 
-    def track_map(self, readout):
+    def track_map(self, descriptor, readout):
         return self.metrics["mAP"]
 
-    def track_precision_at_1(self, readout):
+    def track_precision_at_1(self, descriptor, readout):
         return self.metrics["precision@1"]
 
     track_map.unit = track_precision_at_1.unit = "%"
