@@ -3,7 +3,7 @@ their original's first k results.
 
     python benchmarks/copies_attacks.py leaderboards/copies/records [--k 3] [--csv attacks.csv]
 
-Reads every complete record under the folder (``<setting>/<run>/result.json`` with its ``predictions.npz``).
+Reads every complete record under the folder (each ``result.json`` beside its ``predictions.npz``).
 The record's ``positive_ranks`` give, for each query (an original), the place of each of its copies in its
 ranking (0 = first, its own image removed); a copy's attack is named by its sample id
 (``copy/<original>#rotation-25``: ``rotation``), and the "strong" family is split into its five attacks
@@ -59,8 +59,10 @@ def _dataset(record: dict, cache: dict):
 
 def board_shares(folder: Path, k: int | None) -> pd.DataFrame:
     """One row per complete record: descriptor, method, seed, and each attack's share (%) in the first k."""
+    from lfabench.leaderboard import find_records
+
     rows, cache = [], {}
-    for path in sorted(folder.glob("*/*/result.json")):
+    for path in find_records([folder]):
         record = json.loads(path.read_text())
         if record.get("status") != "ok" or record["config"]["dataset"]["name"] != "copy_detection":
             continue
@@ -71,11 +73,11 @@ def board_shares(folder: Path, k: int | None) -> pd.DataFrame:
         truth = dataset.ground_truth.positives
         if not np.array_equal(positives, np.concatenate([truth[int(q)] for q in queries])):
             raise SystemExit(f"copies_attacks: {path}: the positives differ from the dataset's ground truth")
-        per_query = int(np.max(np.diff(offsets)))
-        shares = share_in_first_k([attack_of(dataset.sample_ids[p]) for p in positives], ranks, k or per_query)
+        first_k = k or int(np.max(np.diff(offsets)))     # default: the copies per original
+        shares = share_in_first_k([attack_of(dataset.sample_ids[p]) for p in positives], ranks, first_k)
         rows.append({"descriptor": record["config"]["descriptor"]["name"],
                      "method": record["config"]["aggregator"]["name"], "seed": record["seed"],
-                     "all": 100.0 * float(np.mean(ranks < (k or per_query))), **shares})
+                     "all": 100.0 * float(np.mean(ranks < first_k)), **shares})
     if not rows:
         raise SystemExit(f"copies_attacks: no complete copy_detection record under {folder}")
     return pd.DataFrame(rows)
