@@ -22,6 +22,8 @@ search", CVPR 2014.
 
 Output dimension: ``(A - 1) * d`` for ``A = n_anchors`` (``n_components``
 when given, at most that). An empty sample aggregates to the zero vector.
+The first ``transform`` of the bags ``fit`` saw (same descriptors and offsets,
+as a retrieval run's database) reuses the sums RN's rotation was learned from.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import numpy as np
 from lfabench import PluginSpec, hookimpl
 from lfabench.aggregate import Aggregator
 from lfabench.bags import Bags
+from lfabench.fingerprint import bags_fingerprint
 from lfabench.storage import array_fingerprint, cacheable_seed, cached_fit
 
 from .codebooks import cached_kmeans, training_sample
@@ -119,8 +122,14 @@ class TriangulationEmbedding(Aggregator):
         self.mean_ = state["mean"]
         self.projection_ = state["projection"]                             # (A*d, D)
         self.rotation_ = None
+        self._fit_aggregate = None
         if self.rotate:
-            Psi = self._aggregate(bags).astype(np.float64)
+            Psi = self._aggregate(bags)
+            # the embedding is the cost of a run (a (A*d, D) product per descriptor): a transform of the
+            # same bags, as a retrieval run's database is its training set, takes these sums instead of
+            # embedding every descriptor again (same arithmetic, so the same bits)
+            self._fit_aggregate = (bags_fingerprint(bags), Psi)
+            Psi = Psi.astype(np.float64)
             Psi -= Psi.mean(axis=0)
             _, _, Vt = np.linalg.svd(Psi, full_matrices=True)              # principal axes of the training set
             self.rotation_ = Vt.T.astype(np.float32)                       # (D, D) orthogonal
@@ -147,7 +156,11 @@ class TriangulationEmbedding(Aggregator):
         return out
 
     def _transform(self, bags: Bags) -> np.ndarray:
-        Psi = self._aggregate(bags)
+        reuse, self._fit_aggregate = getattr(self, "_fit_aggregate", None), None   # once: frees (m, D)
+        if reuse is not None and reuse[0] == bags_fingerprint(bags):
+            Psi = reuse[1]
+        else:
+            Psi = self._aggregate(bags)
         if self.rotation_ is not None:
             Psi = Psi @ self.rotation_
         return l2_normalize(signed_power(Psi, self.power)).astype(np.float32)

@@ -13,6 +13,7 @@ from lfabench_plugins.aggregators.democratic import democratic_residual, democra
 from lfabench_plugins.aggregators.dm import DiffusionOnManifold
 from lfabench_plugins.aggregators.fv import FisherVector, gmm_posteriors
 from lfabench_plugins.aggregators.gamma_democratic import GammaDemocratic, tensor_sketch
+from lfabench_plugins.aggregators.normalization import l2_normalize, signed_power
 from lfabench_plugins.aggregators.sc import SparseCoding
 from lfabench_plugins.aggregators.temb import TriangulationEmbedding
 from lfabench_plugins.aggregators.vlad import VLAD
@@ -224,6 +225,28 @@ def test_temb_whitening_and_democratic_aggregation(data):
     np.testing.assert_allclose(democratic_residual(K, democratic_weights(K, n_iter=300)), 0.0, atol=1e-6)
     # RN rotation is orthogonal (preserves the aggregated vectors' geometry before the power law)
     np.testing.assert_allclose(est.rotation_.T @ est.rotation_, np.eye(3 * d), atol=1e-4)
+
+
+
+def test_temb_transform_of_its_training_bags_reuses_fits_sums_bit_for_bit(data, monkeypatch):
+    bags, _ = data
+    est = TriangulationEmbedding(n_anchors=4, random_state=3).fit(bags)
+    Psi = est._aggregate(bags)
+    expected = l2_normalize(signed_power(Psi @ est.rotation_, est.power))
+    calls = []
+    aggregate = est._aggregate
+    monkeypatch.setattr(est, "_aggregate", lambda b: calls.append(b.n_samples) or aggregate(b))
+    # a copy with the same content (the runner passes another Bags object than fit's) takes fit's sums
+    same = Bags(bags.descriptors.copy(), bags.offsets.copy())
+    np.testing.assert_array_equal(est.transform(same), expected)
+    assert calls == []
+    # once only (the sums are dropped), and other bags are embedded
+    np.testing.assert_array_equal(est.transform(bags), expected)
+    assert calls == [bags.n_samples]
+    fresh = TriangulationEmbedding(n_anchors=4, random_state=3).fit(bags)
+    other = bags.subset(np.arange(5))
+    np.testing.assert_allclose(fresh.transform(other), expected[:5], rtol=1e-5, atol=1e-6)  # other padding
+    assert fresh._fit_aggregate is None
 
 
 # ---------------------------------------------------------------------- DM
