@@ -60,10 +60,14 @@ def _dataset(record: dict, cache: dict):
 def board_shares(folder: Path, k: int | None) -> pd.DataFrame:
     """One row per complete record: descriptor, method, seed, and each attack's share (%) in the first k."""
     from lfabench.leaderboard import find_records
+    from lfabench.record import read_record
 
     rows, cache = [], {}
     for path in find_records([folder]):
-        record = json.loads(path.read_text())
+        try:
+            record = read_record(path)      # checked as the leaderboard checks it: a bad record is named
+        except ValueError as exc:
+            raise SystemExit(f"copies_attacks: {exc}") from exc
         if record.get("status") != "ok" or record["config"]["dataset"]["name"] != "copy_detection":
             continue
         dataset = _dataset(record, cache)

@@ -35,19 +35,20 @@ def test_a_folder_without_copies_records_is_one_message(tmp_path, capsys):
         main([str(tmp_path)])
 
 
-def _record(folder: Path, seed: int, ranks: list[int], fingerprint: str, positives=(2, 3, 4, 5, 6, 7)) -> None:
-    import json
+def _record(folder: Path, seed: int, ranks: list[int], fingerprint: str, positives=(2, 3, 4, 5, 6, 7)) -> Path:
+    from lfabench.record import RunRecorder
 
     run = folder / "copy_detection_sift_bow_retrieval" / f"abc_s{seed}"
-    run.mkdir(parents=True)
     params = {"root": "sklearn:sample_images", "n_originals": None, "families": ["crop", "jpeg", "strong"],
               "copies_per_family": 1, "seed": 0}
-    run.joinpath("result.json").write_text(json.dumps({
-        "status": "ok", "seed": seed, "run_dir": str(run), "dataset": {"fingerprint": fingerprint},
-        "config": {"dataset": {"name": "copy_detection", "params": params}, "descriptor": {"name": "sift"},
-                   "aggregator": {"name": "bow"}}}))
-    np.savez(run / "predictions.npz", query_indices=np.array([0, 1]), positives=np.array(positives),
-             positive_ranks=np.array(ranks), positive_offsets=np.array([0, 3, 6]))
+    rec = RunRecorder(run, {"dataset": {"name": "copy_detection", "params": params}, "descriptor": {"name": "sift"},
+                            "aggregator": {"name": "bow"}, "evaluator": {"name": "retrieval"}}, seed)
+    rec.data["dataset"] = {"fingerprint": fingerprint}
+    rec.store_predictions({"kind": np.array("retrieval"), "query_indices": np.array([0, 1]),
+                           "positives": np.array(positives), "positive_ranks": np.array(ranks),
+                           "positive_offsets": np.array([0, 3, 6])})
+    rec.finish_ok({"mAP": 50.0})
+    return run / "result.json"
 
 
 def test_a_boards_shares_are_read_from_each_records_ranks_and_the_rebuilt_copies(tmp_path, capsys):
@@ -79,3 +80,18 @@ def test_records_of_other_copies_or_other_ground_truth_are_refused(tmp_path):
             positives=(2, 3, 4, 5, 6, 1))
     with pytest.raises(SystemExit, match="positives differ from the dataset's ground truth"):
         board_shares(tmp_path / "b", None)
+
+
+def test_an_invalid_record_is_named_not_read(tmp_path):
+    import json
+
+    from copies_attacks import board_shares
+
+    from lfabench_plugins.datasets.copy_detection import load_copy_detection
+
+    path = _record(tmp_path, 0, [0] * 6, load_copy_detection(root="sklearn:sample_images").fingerprint())
+    record = json.loads(path.read_text())
+    record["metrics"]["mAP"] = "high"
+    path.write_text(json.dumps(record))
+    with pytest.raises(SystemExit, match=f"copies_attacks: {path}.*mAP"):
+        board_shares(tmp_path, None)
