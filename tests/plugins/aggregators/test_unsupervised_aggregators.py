@@ -227,7 +227,6 @@ def test_temb_whitening_and_democratic_aggregation(data):
     np.testing.assert_allclose(est.rotation_.T @ est.rotation_, np.eye(3 * d), atol=1e-4)
 
 
-
 def test_temb_transform_of_its_training_bags_reuses_fits_sums_bit_for_bit(data, monkeypatch):
     bags, _ = data
     est = TriangulationEmbedding(n_anchors=4, random_state=3).fit(bags)
