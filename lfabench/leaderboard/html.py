@@ -214,23 +214,29 @@ def to_html(summary: pd.DataFrame, failed: list[dict], out_dir: Path | str = "."
             extra_sections: list[tuple[str, pd.DataFrame]] = (), title: str | None = None,
             settings: dict[str, str] | None = None) -> str:
     """The page, in the order a reader needs it: the title (``title``; default: the board's datasets, protocols
-    and seeds, :func:`lfabench.leaderboard.titles.board_title`), then per table (one task and metric) its
+    and seeds, :func:`lfabench.leaderboard.titles.board_title`), each dataset's plugin description, the
+    protocol ``settings``, then per table (one task and metric) its
     heading, its sortable table (methods by short labels, the full settings on hover:
     :mod:`lfabench.leaderboard.labels`) and its plots (``plots``: PNG files per table title, inline; ``""``:
     page-wide plots), then ``extra_sections`` (further ``(title, table)`` pairs, e.g. the overall ranks, sortable
     too), the legend of the labels, the records not counted, and folded away (``<details>``) how to read the cells
     (``intro``) and every setting's runs with their provenance (each score links there)."""
     from .labels import legend, short_labels
-    from .titles import board_title, task_heading
+    from .titles import board_title, dataset_descriptions, task_heading
 
     out_dir = Path(out_dir).resolve()
     plots = plots or {}
     title = title or board_title(summary)
+    datasets = dataset_descriptions(summary["dataset"]) if not summary.empty else {}
     short = short_labels(summary["aggregator"]) if not summary.empty else {}
     versions = sorted({v for cell in summary.get("lfabench_versions", []) for v in str(cell).split(",") if v})
     revisions = sorted({v for cell in summary.get("git_revisions", []) for v in str(cell).split(",") if v})
     generated = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     body = [html("<h1>{}</h1>", title)]
+    if not summary.empty:
+        body.append(html("<p>Data: {}.</p>", join(
+            html("<code>{}</code>{}{}{}", name, ": " if text else "", text, "; " if i < len(datasets) - 1 else "")
+            for i, (name, text) in enumerate(datasets.items()))))
     if settings:
         body.append(html("<p>Protocol settings: {}.</p>", join(
             html("<code>{}</code>: <code>{}</code>{}", e, v, "; " if i < len(settings) - 1 else "")

@@ -568,7 +568,8 @@ def to_markdown(summary: pd.DataFrame, failed: list[dict], command: str | None =
                 title: str | None = None, settings: dict[str, str] | None = None) -> str:
     """The board as Markdown, in the order a reader needs it.
 
-    The title (``title``; default: :func:`lfabench.leaderboard.titles.board_title`), then per table (one task:
+    The title (``title``; default: :func:`lfabench.leaderboard.titles.board_title`), each dataset's plugin
+    description (what the data is, e.g. a copies board's attacks), the protocol ``settings``, then per table (one task:
     dataset x descriptor x evaluator, and one metric) its heading, its table with short method labels
     (:mod:`lfabench.leaderboard.labels`), what its tests show, and its plots (``plots``: PNG files per table
     title, embedded by file name: they lie beside the Markdown); then ``extra_sections`` (the overall ranks,
@@ -576,11 +577,14 @@ def to_markdown(summary: pd.DataFrame, failed: list[dict], command: str | None =
     read the cells and where every table came from (commands, records, revisions, environments).
     """
     from .labels import legend, short_labels
-    from .titles import board_title, task_heading
+    from .titles import board_title, dataset_descriptions, task_heading
 
     plots = plots or {}
     short = short_labels(summary["aggregator"]) if not summary.empty else {}
     parts = [f"# {md_text(title or board_title(summary))}", ""]
+    if not summary.empty:
+        parts += ["Data: " + "; ".join(md_text(name) + (f": {md_text(text)}" if text else "")
+                                       for name, text in dataset_descriptions(summary["dataset"]).items()) + ".", ""]
     if settings:
         parts += ["Protocol settings: " + "; ".join(f"{md_code(e)}: {md_code(v)}" for e, v in settings.items()
                                                   if v) + ".", ""]

@@ -32,6 +32,12 @@ def dataset_title(name: str) -> str:
     return first or str(name)
 
 
+def dataset_descriptions(datasets) -> dict[str, str]:
+    """``{dataset: its plugin's whole description}`` for each distinct dataset name, sorted; a plugin this
+    environment lacks maps to ``""`` (the board then names it only)."""
+    return {str(name): _description("dataset", str(name)) for name in sorted({str(d) for d in datasets})}
+
+
 def protocol_title(evaluator: str) -> str:
     """The evaluator's protocol in words: its description without parentheticals, up to its first comma."""
     text = re.sub(r"\s*\([^()]*\)", "", _description("evaluator", str(evaluator)))

@@ -56,6 +56,24 @@ def test_title_of_a_plugin_not_installed_is_its_name(tmp_path):
     assert out["markdown"].read_text().splitlines()[0] == "# not_installed_here: elsewhere, 1 seed"
 
 
+def test_the_page_states_what_each_dataset_is_from_its_plugin(two_descriptors):
+    from lfabench.registry import get_registry
+
+    whole = get_registry().get_spec("dataset", "digits").description
+    assert whole.startswith(DIGITS) and len(whole) > len(DIGITS)  # more than the title says
+    md = two_descriptors["markdown"].read_text()
+    assert md.splitlines()[2] == f"Data: digits: {whole}."
+    page = two_descriptors["html"].read_text()
+    assert f"<p>Data: <code>digits</code>: {whole}.</p>".replace("'", "&#39;") in page
+
+
+def test_a_dataset_plugin_not_installed_is_named_without_a_description(tmp_path):
+    record(tmp_path / "runs/a", 0, 50.0, dataset="not_installed_here", evaluator="elsewhere")
+    out = build_leaderboard([tmp_path / "runs"], tmp_path / "lb")
+    assert out["markdown"].read_text().splitlines()[2] == "Data: not_installed_here."
+    assert "<p>Data: <code>not_installed_here</code>.</p>" in out["html"].read_text()
+
+
 def test_one_table_per_descriptor_each_ranked_and_tested_against_its_own_best(two_descriptors):
     md = two_descriptors["markdown"].read_text()
     tables = {h: s for h, s in sections(md).items() if h.endswith("knn accuracy")}
