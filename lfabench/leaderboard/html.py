@@ -213,14 +213,13 @@ def to_html(summary: pd.DataFrame, failed: list[dict], out_dir: Path | str = "."
             command: str | None = None, plots: dict[str, list[Path]] | None = None,
             extra_sections: list[tuple[str, pd.DataFrame]] = (), title: str | None = None,
             settings: dict[str, str] | None = None) -> str:
-    """The page, in the order a reader needs it: the title (``title``; default: the board's datasets, protocols
-    and seeds, :func:`lfabench.leaderboard.titles.board_title`), each dataset's plugin description, the
-    protocol ``settings``, then per table (one task and metric) its
-    heading, its sortable table (methods by short labels, the full settings on hover:
-    :mod:`lfabench.leaderboard.labels`) and its plots (``plots``: PNG files per table title, inline; ``""``:
-    page-wide plots), then ``extra_sections`` (further ``(title, table)`` pairs, e.g. the overall ranks, sortable
-    too), the legend of the labels, the records not counted, and folded away (``<details>``) how to read the cells
-    (``intro``) and every setting's runs with their provenance (each score links there)."""
+    """The page, in the order a reader needs it: the title (``title``; default: the board's datasets, protocols and
+    seeds, :func:`lfabench.leaderboard.titles.board_title`), each dataset's plugin description, the protocol
+    ``settings``, then per table (one task and metric) its heading, its sortable table (methods by short labels, the
+    full settings on hover: :mod:`lfabench.leaderboard.labels`) and its plots (``plots``: PNG files per table title,
+    inline; ``""``: page-wide plots), then ``extra_sections`` (further ``(title, table)`` pairs, e.g. the overall
+    ranks, sortable too), the legend of the labels, the records not counted, and folded away (``<details>``) how to
+    read the cells (``intro``) and every setting's runs with their provenance (each score links there)."""
     from .labels import legend, short_labels
     from .titles import board_title, dataset_descriptions, task_heading
 

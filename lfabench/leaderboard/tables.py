@@ -569,8 +569,8 @@ def to_markdown(summary: pd.DataFrame, failed: list[dict], command: str | None =
     """The board as Markdown, in the order a reader needs it.
 
     The title (``title``; default: :func:`lfabench.leaderboard.titles.board_title`), each dataset's plugin
-    description (what the data is, e.g. a copies board's attacks), the protocol ``settings``, then per table (one task:
-    dataset x descriptor x evaluator, and one metric) its heading, its table with short method labels
+    description (what the data is, e.g. a copies board's attacks), the protocol ``settings``, then per table
+    (one task: dataset x descriptor x evaluator, and one metric) its heading, its table with short method labels
     (:mod:`lfabench.leaderboard.labels`), what its tests show, and its plots (``plots``: PNG files per table
     title, embedded by file name: they lie beside the Markdown); then ``extra_sections`` (the overall ranks,
     the paper), the legend of the labels, the records not counted, and, folded away in ``<details>``, how to

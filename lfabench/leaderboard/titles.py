@@ -33,9 +33,10 @@ def dataset_title(name: str) -> str:
 
 
 def dataset_descriptions(datasets) -> dict[str, str]:
-    """``{dataset: its plugin's whole description}`` for each distinct dataset name, sorted; a plugin this
-    environment lacks maps to ``""`` (the board then names it only)."""
-    return {str(name): _description("dataset", str(name)) for name in sorted({str(d) for d in datasets})}
+    """``{dataset: its plugin's whole description, without a closing full stop}`` for each distinct dataset
+    name, sorted; a plugin this environment lacks maps to ``""`` (the board then names it only)."""
+    return {str(name): _description("dataset", str(name)).rstrip(". ")
+            for name in sorted({str(d) for d in datasets})}
 
 
 def protocol_title(evaluator: str) -> str:

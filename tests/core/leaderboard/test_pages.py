@@ -74,6 +74,13 @@ def test_a_dataset_plugin_not_installed_is_named_without_a_description(tmp_path)
     assert "<p>Data: <code>not_installed_here</code>.</p>" in out["html"].read_text()
 
 
+def test_a_description_ending_in_a_full_stop_does_not_end_the_data_line_with_two(monkeypatch):
+    from lfabench.leaderboard import titles
+
+    monkeypatch.setattr(titles, "_description", lambda kind, name: {"a": "Set A, 3 images.", "b": ""}[name])
+    assert titles.dataset_descriptions(["b", "a", "a"]) == {"a": "Set A, 3 images", "b": ""}
+
+
 def test_one_table_per_descriptor_each_ranked_and_tested_against_its_own_best(two_descriptors):
     md = two_descriptors["markdown"].read_text()
     tables = {h: s for h, s in sections(md).items() if h.endswith("knn accuracy")}
