@@ -4,14 +4,14 @@
 #   pip install -e ".[launchers]"                      # the joblib launcher runs JOBS runs at once
 #   bash leaderboards/copies/regenerate.sh             # from the repository root
 #
-# Setting: the `copies` preset (conf/experiment/copies.yaml). Copies of all 4,485 Fifteen Scene
-# photographs under INRIA Copydays' attack families, drawn from dataset seed 0 (one crop removing 10-80 %
-# of the area, one JPEG at quality 75 down to 3, one "strong" attack per photograph), each original with its
-# 3 copies one group; the original queries the 17,940-image database, its own image removed (the Holidays
-# rule); mAP and precision@1/5/10. SIFT keeps 90 DoG keypoints per image, DAISY up to 300 (the dataset's
-# protocol). Seeds 0-5. The unsupervised methods at their plugin defaults and Semi-ProLFA with d̄ = 2048 and
-# 20 % of the groups annotated (the paper's search setting). A stand-in built from real photographs, not
-# Oxford, Holidays nor Copydays: docs/retrieval.md.
+# Setting: the `copies` preset (conf/experiment/copies.yaml). Copies of all 4,485 Fifteen Scene photographs
+# under INRIA Copydays' attack families, drawn from dataset seed 0 (one crop removing 10-80 % of the area,
+# one JPEG at quality 75 down to 3, one "strong" attack per photograph), each original with its 3 copies one
+# group; the original queries the 17,940-image database, its own image removed (the Holidays rule); mAP and
+# precision@1/5/10. SIFT keeps 90 DoG keypoints per image, DAISY up to 300 (the dataset's protocol). Seeds
+# 0-5. The unsupervised methods at their plugin defaults and Semi-ProLFA with d̄ = 2048 and 20 % of each
+# group annotated, rounded up (the paper's search setting: one image of each group here). A stand-in built
+# from real photographs, not Oxford, Holidays nor Copydays: docs/retrieval.md.
 #
 # Resumable: every run writes its record under $SWEEP; rerunning this script skips each (setting, seed)
 # that already has a complete record. Each stage prints its UTC start time (lines starting
