@@ -1,8 +1,10 @@
 """``retrieval``: mean average precision of database rankings (Oxford5k and Holidays protocols), on FAISS.
 
 The aggregator is fitted on the database (every ranked sample; semi-supervised
-aggregators see ``labelled_fraction`` of each class labelled, drawn by
-:func:`lfabench_plugins.evaluators.splits.labelled_subset` from the seed, the rest ``-1``;
+aggregators see ``labelled_fraction`` of each class labelled, rounded up (the paper's search rule), drawn by
+:func:`lfabench_plugins.evaluators.splits.labelled_subset` from the seed, the rest ``-1``; with the opt-in
+``labelled_unit="class"`` (``+evaluator.params.labelled_unit=class``) ``labelled_fraction`` of the classes
+instead, every image of each labelled (:func:`lfabench_plugins.evaluators.splits.labelled_classes`);
 unsupervised aggregators ignore the labels). Each query's vector ranks the
 whole database with an exact FAISS flat index
 (:func:`lfabench.evaluation.rank_database_blocks`, a block of queries at a time; ties go to the lower
@@ -52,13 +54,17 @@ from lfabench.evaluation.largescale import LARGE_METRICS, ChunkedDatabase, large
 from lfabench.plugin import default_params
 from lfabench.evaluation.search import METRICS
 
-from .splits import labelled_subset
+from .splits import labelled_classes, labelled_subset
 
 QUERY_REGIONS = ("bbox", "full")
 #: ``full``: every database image ranked (exact, all distances); the others: top-``shortlist`` lists from
 #: :func:`lfabench.evaluation.large_search` (``auto``: exact within ``memory_budget_gb``, IVF-PQ beyond).
 SEARCHES = ("full", "auto", "exact", "ivfpq")
 LARGE_PARAMS = ("search", "shortlist", "memory_budget_gb")
+LABELLED_UNITS = ("sample", "class")
+#: Parameters a run sets only by ``+evaluator.params.NAME=...``: not in the defaults, so earlier runs keep
+#: their setting keys.
+OPT_IN_PARAMS = LARGE_PARAMS + ("labelled_unit",)
 
 
 class Retrieval(Evaluator):
@@ -70,7 +76,8 @@ class Retrieval(Evaluator):
 
     def __init__(self, metric: str = "euclidean", p: float | None = None, covariance: str = "auto",
                  query_region: str = "bbox", precision_at=(1, 5, 10), labelled_fraction: float = 0.2,
-                 search: str = "full", shortlist: int = 1000, memory_budget_gb: float = 4.0):
+                 search: str = "full", shortlist: int = 1000, memory_budget_gb: float = 4.0,
+                 labelled_unit: str = "sample"):
         if metric not in METRICS:
             raise ValueError(f"retrieval: metric must be one of {METRICS}, got {metric!r}")
         if query_region not in QUERY_REGIONS:
@@ -86,6 +93,11 @@ class Retrieval(Evaluator):
         self.query_region = query_region
         self.precision_at = precision_at  # as given: scikit-learn's clone needs the parameter unchanged
         self.labelled_fraction = float(labelled_fraction)
+        if labelled_unit not in LABELLED_UNITS:
+            raise ValueError(f"retrieval: labelled_unit must be one of {LABELLED_UNITS}, got {labelled_unit!r}")
+        self.labelled_unit = labelled_unit
+        if labelled_unit != "sample":  # listed only when set, so that a default run's ignored_params stay as they were
+            self.label_params = ("labelled_fraction", "labelled_unit")
         if search not in SEARCHES:
             raise ValueError(f"retrieval: search must be one of {SEARCHES}, got {search!r}")
         if search != "full" and metric not in LARGE_METRICS:
@@ -149,9 +161,12 @@ class Retrieval(Evaluator):
             classed = np.flatnonzero(labels >= 0)              # negative labels: no class (e.g. distractors)
             fit_labels = np.full(db.size, -1, dtype=np.int64)
             if classed.size:
-                keep = labelled_subset(labels[classed], self.labelled_fraction, seed)
+                draw = labelled_classes if self.labelled_unit == "class" else labelled_subset
+                keep = draw(labels[classed], self.labelled_fraction, seed)
                 fit_labels[classed[keep]] = labels[classed[keep]]
             info.update(labelled_fraction=self.labelled_fraction, n_labelled=int((fit_labels >= 0).sum()))
+            if self.labelled_unit != "sample":  # the default's records keep their split info unchanged
+                info["labelled_unit"] = self.labelled_unit
         return Split(fit_indices=db, fit_labels=fit_labels, train_indices=db, test_indices=gt.queries.copy(),
                      seed=seed, info=info)
 
@@ -323,9 +338,9 @@ def _revisited_metrics(rankings, gt: RetrievalGroundTruth, ks, split: Split) -> 
 
 @hookimpl
 def lfabench_evaluators():
-    # the large-database parameters are opt-in (+evaluator.params.search=auto): every earlier retrieval run
-    # keeps its setting key
-    return [PluginSpec("retrieval", Retrieval, defaults=default_params(Retrieval, opt_in=LARGE_PARAMS),
+    # the large-database and labelled-unit parameters are opt-in (+evaluator.params.search=auto): every earlier
+    # retrieval run keeps its setting key
+    return [PluginSpec("retrieval", Retrieval, defaults=default_params(Retrieval, opt_in=OPT_IN_PARAMS),
                        description=
                        "Retrieval mAP / precision@k of whole-database FAISS rankings (Oxford5k junk + query "
                        "boxes, Holidays query removal, Revisited Easy/Medium/Hard), exact or IVF-PQ at a million")]

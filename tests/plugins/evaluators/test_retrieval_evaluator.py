@@ -121,6 +121,29 @@ def test_labelled_fraction_per_class_and_unlabelled_samples():
     assert split.info["n_labelled"] == 3
 
 
+def test_labelled_unit_class_labels_whole_classes_and_is_recorded():
+    Retrieval = get_plugin("evaluator", "retrieval")
+    labels = np.array([0, 0, 1, 1, -1, 1])
+    _, split, agg = evaluate(Retrieval(labelled_fraction=0.5, labelled_unit="class"), make_dataset(labels=labels),
+                             seed=3)
+    seen = agg.seen_labels_
+    assert seen[4] == -1                                # no class: never labelled
+    drawn = np.unique(seen[seen >= 0])
+    assert drawn.size == 1                              # ceil(0.5 * 2 classes)
+    np.testing.assert_array_equal(seen >= 0, labels == drawn[0])  # every sample of it, none of the other
+    assert split.info["labelled_unit"] == "class" and split.info["n_labelled"] == int((labels == drawn[0]).sum())
+    assert "labelled_unit" not in Retrieval(labelled_fraction=0.5).split(make_dataset(labels=labels), 3).info
+    assert Retrieval(labelled_unit="class").label_params == ("labelled_fraction", "labelled_unit")
+    assert Retrieval().label_params == ("labelled_fraction",)      # default runs' ignored_params unchanged
+    with pytest.raises(ValueError, match="labelled_unit"):
+        Retrieval(labelled_unit="group")
+
+
+def test_labelled_unit_is_opt_in_so_earlier_runs_keep_their_setting_keys():
+    defaults = get_registry().get_spec("evaluator", "retrieval").defaults
+    assert "labelled_fraction" in defaults and "labelled_unit" not in defaults
+
+
 def test_bbox_needs_keypoints():
     Retrieval = get_plugin("evaluator", "retrieval")
     ds = make_dataset()
