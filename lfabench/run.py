@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import signal
 import sys
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -217,7 +218,7 @@ def _run_stages(rec: RunRecorder, cfg: dict[str, Any], raw_seed) -> dict[str, fl
             check_params(kind, spec.name, spec.factory, _params(cfg, kind))
         descriptor, evaluator, aggregator = (_build(specs[k], _params(cfg, k), k)
                                              for k in ("descriptor", "evaluator", "aggregator"))
-        rec.data["ignored_params"] = ignored_params(aggregator, evaluator)
+        rec.data["ignored_params"] = ignored_params(aggregator, evaluator, _params(cfg, "evaluator"))
         check_task(specs["dataset"], _params(cfg, "dataset"), specs["evaluator"].name, evaluator, registry)
     with rec.stage("dataset"):
         try:
@@ -288,11 +289,14 @@ def check_task(dataset_spec, dataset_params: dict[str, Any], evaluator_name: str
                       f"{wanted} dataset ({', '.join(fits) or 'none registered'})")
 
 
-def ignored_params(aggregator, evaluator) -> list[str]:
-    """The evaluator's label parameters (``Evaluator.label_params``) when the aggregator never reads labels.
+def ignored_params(aggregator, evaluator, setting: Collection[str] | None = None) -> list[str]:
+    """The evaluator's label parameters (``Evaluator.label_params``) when the aggregator never reads labels;
+    with ``setting`` (the evaluator parameters the run's configuration holds) only those among them, so that an
+    opt-in label parameter is listed only by the runs that set it.
 
     An aggregator reads labels when it declares ``supervised`` or ``semi_supervised``; a plain
     scikit-learn style plugin without those flags is taken as unsupervised (it ignores ``y``).
     """
     uses_labels = getattr(aggregator, "supervised", False) or getattr(aggregator, "semi_supervised", False)
-    return [] if uses_labels else [f"evaluator.{p}" for p in getattr(evaluator, "label_params", ())]
+    return [] if uses_labels else [f"evaluator.{p}" for p in getattr(evaluator, "label_params", ())
+                                   if setting is None or p in setting]

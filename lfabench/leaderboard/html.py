@@ -232,7 +232,7 @@ def to_html(summary: pd.DataFrame, failed: list[dict], out_dir: Path | str = "."
     revisions = sorted({v for cell in summary.get("git_revisions", []) for v in str(cell).split(",") if v})
     generated = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     body = [html("<h1>{}</h1>", title)]
-    if not summary.empty:
+    if datasets:
         body.append(html("<p>Data: {}.</p>", join(
             html("<code>{}</code>{}{}{}", name, ": " if text else "", text, "; " if i < len(datasets) - 1 else "")
             for i, (name, text) in enumerate(datasets.items()))))

@@ -71,7 +71,7 @@ class Retrieval(Evaluator):
     """Retrieval mAP and precision@k (percent) of whole-database rankings."""
 
     task = "retrieval"
-    label_params = ("labelled_fraction",)  # unsupervised aggregators never see the labels
+    label_params = ("labelled_fraction", "labelled_unit")  # unsupervised aggregators never see the labels
     primary_metric = "mAP"  # precision@k are shown beside it, not ranked
 
     def __init__(self, metric: str = "euclidean", p: float | None = None, covariance: str = "auto",
@@ -96,8 +96,6 @@ class Retrieval(Evaluator):
         if labelled_unit not in LABELLED_UNITS:
             raise ValueError(f"retrieval: labelled_unit must be one of {LABELLED_UNITS}, got {labelled_unit!r}")
         self.labelled_unit = labelled_unit
-        if labelled_unit != "sample":  # listed only when set, so that a default run's ignored_params stay as they were
-            self.label_params = ("labelled_fraction", "labelled_unit")
         if search not in SEARCHES:
             raise ValueError(f"retrieval: search must be one of {SEARCHES}, got {search!r}")
         if search != "full" and metric not in LARGE_METRICS:

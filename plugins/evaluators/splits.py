@@ -27,12 +27,16 @@ def stratified_split(labels, test_fraction: float = 0.2, seed: int = 0) -> tuple
     return np.sort(np.concatenate(train)).astype(np.int64), np.sort(np.concatenate(test)).astype(np.int64)
 
 
+def _check_labelled_fraction(fraction: float) -> None:
+    if not 0.0 < fraction <= 1.0:
+        raise ValueError(f"labelled fraction must be in (0, 1], got {fraction}")
+
+
 def labelled_classes(labels, fraction: float, seed: int = 0) -> np.ndarray:
     """Boolean mask labelling every sample of ``ceil(fraction * n_classes)`` (at least 1) classes drawn from
     ``seed``: whole groups annotated, the rest given label ``-1`` by the caller."""
     labels = np.asarray(labels)
-    if not 0.0 < fraction <= 1.0:
-        raise ValueError(f"labelled fraction must be in (0, 1], got {fraction}")
+    _check_labelled_fraction(fraction)
     classes = np.unique(labels)
     k = max(1, int(np.ceil(fraction * classes.size)))
     chosen = np.random.default_rng([seed, 7919, 1]).choice(classes, size=k, replace=False)
@@ -45,8 +49,7 @@ def labelled_subset(labels, fraction: float, seed: int = 0) -> np.ndarray:
     Used by semi-supervised protocols: the rest are given label ``-1``.
     """
     labels = np.asarray(labels)
-    if not 0.0 < fraction <= 1.0:
-        raise ValueError(f"labelled fraction must be in (0, 1], got {fraction}")
+    _check_labelled_fraction(fraction)
     rng = np.random.default_rng([seed, 7919])
     mask = np.zeros(labels.shape[0], dtype=bool)
     for cls in np.unique(labels):

@@ -81,6 +81,9 @@ def test_unsupervised_aggregators_record_the_label_parameters_as_ignored():
 
     assert ignored_params(Unsupervised(), Evaluator()) == ["evaluator.labelled_fraction"]
     assert ignored_params(Semi(), Evaluator()) == []
+    # an opt-in label parameter is listed only by the runs whose configuration sets it
+    Evaluator.label_params = ("labelled_fraction", "labelled_unit")
+    assert ignored_params(Unsupervised(), Evaluator(), {"labelled_fraction": 0.2}) == ["evaluator.labelled_fraction"]
 
 
 def test_cost_columns_and_right_aligned_numbers(tmp_path):

@@ -133,8 +133,12 @@ def test_labelled_unit_class_labels_whole_classes_and_is_recorded():
     np.testing.assert_array_equal(seen >= 0, labels == drawn[0])  # every sample of it, none of the other
     assert split.info["labelled_unit"] == "class" and split.info["n_labelled"] == int((labels == drawn[0]).sum())
     assert "labelled_unit" not in Retrieval(labelled_fraction=0.5).split(make_dataset(labels=labels), 3).info
-    assert Retrieval(labelled_unit="class").label_params == ("labelled_fraction", "labelled_unit")
-    assert Retrieval().label_params == ("labelled_fraction",)      # default runs' ignored_params unchanged
+    from lfabench.run import ignored_params
+
+    bow = get_plugin("aggregator", "bow")()
+    assert ignored_params(bow, Retrieval(), {"labelled_fraction": 0.2}) == ["evaluator.labelled_fraction"]
+    assert ignored_params(bow, Retrieval(labelled_unit="class"), {"labelled_fraction": 0.2, "labelled_unit": "class"}
+                          ) == ["evaluator.labelled_fraction", "evaluator.labelled_unit"]
     with pytest.raises(ValueError, match="labelled_unit"):
         Retrieval(labelled_unit="group")
 
