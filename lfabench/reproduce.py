@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .boardfiles import confined
 from .fingerprint import STAGES
 from .leaderboard.tables import find_records
 from .record import read_record
@@ -101,7 +102,14 @@ def reproduce_board(board_dir: Path | str, sample: int = 5, seed: int = 0, use_c
     """Rerun ``sample`` successful records drawn (``seed``) from ``board_dir`` (its ``records/`` when present)."""
     board_dir = Path(board_dir)
     root = board_dir / "records" if (board_dir / "records").is_dir() else board_dir
-    ok = [p for p in find_records([root]) if read_record(p)["status"] == "ok"]
+    ok = []
+    for p in find_records([root]):
+        try:
+            confined(board_dir, p, "run record")
+            if read_record(p)["status"] == "ok":
+                ok.append(p)
+        except ValueError as exc:  # BoardFileError included: a record a rerun cannot start from
+            raise ValueError(f"{exc}; reproduce reruns only records of the board's own folder") from None
     if not ok:
         raise ValueError(f"{root}: no successful run records to reproduce")
     outcomes = []

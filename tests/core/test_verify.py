@@ -88,8 +88,14 @@ def test_one_changed_prediction_fails_naming_the_file(board, tmp_path):
     arrays["predicted"][i] = arrays["true"][i] + 1  # one correctly classified test sample now wrong
     save_predictions(ppath, arrays)
     fails = _failures(copy)
-    assert any(str(ppath) in f and "predictions.sha256" in f for f in fails)
-    assert any(str(ppath.parent / "result.json") in f and "metrics.accuracy" in f for f in fails)
+    assert any(str(ppath) in f and "predictions.sha256" in f and "not read further" in f for f in fails)
+    # a file whose sha256 failed is not read: its content is judged only once the record names it
+    rpath = ppath.parent / "result.json"
+    rec = json.loads(rpath.read_text())
+    rec["predictions"]["sha256"] = file_sha256(ppath)
+    rpath.write_text(json.dumps(rec, indent=2))
+    fails = _failures(copy)
+    assert any(str(rpath) in f and "metrics.accuracy" in f for f in fails)
     assert any(str(ppath) in f and "fingerprints.predictions" in f for f in fails)
 
 
@@ -227,8 +233,14 @@ def test_revisited_metrics_recompute_and_a_changed_prediction_or_metric_is_named
     save_predictions(ppath, arrays)
     report = Report()
     check_record_files(path, report, allow_unclean=True)
+    assert [str(f) for f in report.failures] == [
+        f"FAIL: {ppath}: predictions.sha256: the file is not the one the record names (changed or replaced): "
+        f"not read further"]
+    forged = dict(rec, predictions=dict(rec["predictions"], sha256=file_sha256(ppath)))
+    path.write_text(json.dumps(forged))   # the record names the changed file: now it is read, and disagrees
+    report = Report()
+    check_record_files(path, report, allow_unclean=True)
     fails = [str(f) for f in report.failures]
-    assert any(str(ppath) in f and "predictions.sha256" in f for f in fails)
     assert any(f.startswith(f"FAIL: {path}: metrics.mAP_hard: recorded ") for f in fails), fails
     assert not any("metrics.mAP_medium" in f or "metrics.mAP:" in f for f in fails)   # Medium is unchanged
 
