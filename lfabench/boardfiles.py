@@ -114,7 +114,11 @@ def npz_headers(path: Path | str) -> dict[str, ArrayHeader]:
                 if name in headers:
                     raise BoardFileError(f"{path}: member {info.filename!r} appears twice")
                 with zf.open(info) as fp:
-                    shape, fortran, dtype = _read_header(fp, path, info.filename)
+                    try:
+                        shape, fortran, dtype = _read_header(fp, path, info.filename)
+                    except (ValueError, EOFError, SyntaxError) as exc:  # numpy: a malformed header
+                        raise BoardFileError(f"{path}: member {info.filename!r}: not a .npy header "
+                                             f"({type(exc).__name__}: {exc})") from exc
                     offset = fp.tell()
                 if dtype.hasobject:
                     raise BoardFileError(f"{path}: member {info.filename!r} holds Python objects (a pickle): refused")
