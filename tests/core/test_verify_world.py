@@ -118,3 +118,28 @@ def test_data_on_disk_is_compared_only_when_asked(board, tmp_path, monkeypatch):
     assert any("true: not the labels" in f for f in _fails(copy, rebuild=False, check_data=True))
     report = verify_board(copy, allow_unclean=True, rebuild=False, check_data=True)
     assert np.sum([f.field == "true" for f in report.failures]) == 1
+
+
+def test_reproduce_accepts_another_cpu_kind_only_when_asked_and_only_with_the_same_metrics(board, tmp_path):
+    """A record made on another CPU kind (SIMD features, BLAS kernel) whose fitted arrays differ in their last
+    bits: identical metrics are accepted with --across-cpus; changed metrics never are."""
+    from conftest import run_cli
+
+    copy = _copy(board, tmp_path)
+    for path in _records(copy):
+        rec = json.loads(path.read_text())
+        rec["host"]["cpu_simd"] = ["SSE2"]          # the record's machine: another CPU kind
+        rec["fingerprints"]["fitted"] = "0" * 64     # its codebook differed in its last bits
+        path.write_text(json.dumps(rec))
+    outcome = rerun(_records(copy)[0], use_cache=False)
+    assert outcome.verdict == "differs at fitted" and outcome.other_cpu and outcome.same_metrics_on_another_cpu
+    assert "on another CPU kind than the record's" in str(outcome)
+    args = ["reproduce", str(copy), "--sample", "1", "--no-cache"]
+    assert run_cli(args, cwd=tmp_path, check=False).returncode == 1
+    proc = run_cli(args + ["--across-cpus"], cwd=tmp_path, check=False)
+    assert proc.returncode == 0 and "1 with identical metrics on another CPU kind" in proc.stdout, proc.stdout
+    path = _records(copy)[0]
+    rec = json.loads(path.read_text())
+    rec["metrics"]["accuracy"] += 1.0               # a changed metric is never a CPU difference
+    path.write_text(json.dumps(rec))
+    assert not rerun(path, use_cache=False).same_metrics_on_another_cpu
