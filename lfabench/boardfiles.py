@@ -143,10 +143,6 @@ def load_npz(path: Path | str, check: Callable[[dict[str, ArrayHeader]], None] |
     A :class:`BoardFileError` names the file for every refusal."""
     path = Path(path)
     headers = npz_headers(path)
-    total = sum(h.nbytes for h in headers.values())
-    if max_bytes is not None and total > max_bytes:
-        raise BoardFileError(f"{path}: its arrays declare {total:,} bytes, more than the {max_bytes:,} this "
-                             f"{os.path.getsize(path):,}-byte file may hold: refused before decompressing")
     if check is not None:
         try:
             check(headers)
@@ -154,6 +150,10 @@ def load_npz(path: Path | str, check: Callable[[dict[str, ArrayHeader]], None] |
             raise
         except ValueError as exc:
             raise BoardFileError(f"{path}: {exc}: refused before decompressing") from exc
+    total = sum(h.nbytes for h in headers.values())
+    if max_bytes is not None and total > max_bytes:
+        raise BoardFileError(f"{path}: its arrays declare {total:,} bytes, more than the {max_bytes:,} this "
+                             f"{os.path.getsize(path):,}-byte file may hold: refused before decompressing")
     try:
         with zipfile.ZipFile(path) as zf:
             out = {}
