@@ -15,8 +15,19 @@ For each board in the folder (one per ``<name>-outputs.txt``) and every record u
    manifest states) writes every file of the board byte for byte (the page's generation time aside):
    each cell follows from the metrics.
 
-Each discrepancy is one :class:`Finding` naming the file and the field. Records without predictions (an
-evaluator that gives none) cannot be recomputed: a note, not a discrepancy.
+7. what the files cannot forge by themselves (:mod:`lfabench.verify_world`): each revision is a commit of this
+   checkout and an ancestor of its HEAD, every setting of a table holds every seed of the table, and the
+   stored splits, labels and ground truth are the dataset's (embedded datasets always; ``check_data``: those on
+   disk).
+
+These prove integrity and consistency, not authenticity: a record changed consistently (predictions,
+metrics, digests, manifest, page) passes; only a rerun (:mod:`lfabench.reproduce`) shows it.
+
+A board is read as data (:mod:`lfabench.boardfiles`): every path it names stays inside its folder, the
+manifest's sources included; an ``.npz``'s array headers are checked against the record's counts before any
+array is read; a file whose sha256 failed is not read further. Each discrepancy is one :class:`Finding`
+naming the file and the field, and whatever a file makes a check raise is one too, never a traceback.
+Records without predictions (an evaluator that gives none) cannot be recomputed: a note, not a discrepancy.
 
 :func:`discover_boards` finds every board folder under a root (``lfabench verify --all leaderboards``): a
 folder with a record manifest is verified as above; one without any (published before the current record
