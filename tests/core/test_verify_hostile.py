@@ -301,3 +301,16 @@ def test_explain_refuses_a_prototypes_file_outside_the_run(tmp_path):
         path.write_text(json.dumps(rec))
         with pytest.raises(ExplainError, match="prototypes.file .* leaves the board's folder"):
             load_explained_run(tmp_path / "run")
+
+
+def test_publishing_never_copies_a_linked_file_from_outside_the_run(board, tmp_path):
+    from lfabench.leaderboard.publish import publish_records
+
+    run = tmp_path / "sweep" / "g" / "s0"
+    shutil.copytree(_records(board)[0].parent, run)
+    (tmp_path / "secret").write_text("a private key")
+    (run / "predictions.npz").unlink()
+    (run / "predictions.npz").symlink_to(tmp_path / "secret")
+    with pytest.raises(BoardFileError, match="predictions.npz of .* leaves the board's folder"):
+        publish_records([tmp_path / "sweep"], tmp_path / "out", allow_unclean=True)
+    assert not list((tmp_path / "out").glob("records/**/predictions.npz"))
