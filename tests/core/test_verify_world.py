@@ -7,10 +7,12 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 
 from lfabench.evaluation.predictions import predictions_fingerprint, recompute_metrics
-from lfabench.record import file_sha256, load_predictions, save_predictions
+from lfabench.record import content_digest, file_sha256, load_predictions, save_predictions
 from lfabench.reproduce import rerun
+from lfabench.run import run_benchmark
 from lfabench.verify import verify_board
 
 from test_verify_hostile import _copy, _fails, _records, _rewrite, board, rebuild  # noqa: F401 -- the fixture
@@ -143,3 +145,83 @@ def test_reproduce_accepts_another_cpu_kind_only_when_asked_and_only_with_the_sa
     rec["metrics"]["accuracy"] += 1.0               # a changed metric is never a CPU difference
     path.write_text(json.dumps(rec))
     assert not rerun(path, use_cache=False).same_metrics_on_another_cpu
+
+
+def test_retrieval_ground_truth_that_is_not_the_datasets_fails(tmp_path):
+    """The embedded synthetic set as a search set: a query's positives changed consistently (one positive
+    dropped: a higher AP) fail against the dataset's ground truth."""
+    from lfabench.verify import Report, WorldCheck, check_record_files
+
+    cfg = {"dataset": {"name": "synthetic", "params": {"task": "retrieval"}}, "descriptor": {"name": "native"},
+           "aggregator": {"name": "bow", "params": {"n_clusters": 4, "random_state": 0}},
+           "evaluator": {"name": "retrieval", "params": {"precision_at": [1]}}, "seed": 0, "cache": False}
+    run_benchmark(cfg, tmp_path / "run")
+    path = tmp_path / "run" / "result.json"
+    report = Report()
+    check_record_files(path, report, allow_unclean=True, world=WorldCheck())
+    assert report.failures == [], [str(f) for f in report.failures]
+
+    def drop_a_positive(arrays):
+        off = arrays["positive_offsets"]
+        q = int(np.flatnonzero(np.diff(off) >= 2)[0])
+        keep = np.ones(arrays["positives"].size, bool)
+        keep[off[q]] = False
+        arrays["positives"], arrays["positive_ranks"] = arrays["positives"][keep], arrays["positive_ranks"][keep]
+        arrays["positive_offsets"] = np.concatenate([off[:q + 1], off[q + 1:] - 1])
+
+    ppath = tmp_path / "run" / "predictions.npz"
+    arrays = load_predictions(ppath)
+    drop_a_positive(arrays)
+    save_predictions(ppath, arrays)
+    rec = json.loads(path.read_text())
+    rec["metrics"] = recompute_metrics(arrays)
+    rec["predictions"]["sha256"] = file_sha256(ppath)
+    rec["fingerprints"]["predictions"] = predictions_fingerprint(arrays)
+    from lfabench.record import content_digest
+    rec["digest"] = content_digest(rec)
+    path.write_text(json.dumps(rec))
+    report = Report()
+    check_record_files(path, report, allow_unclean=True, world=WorldCheck())
+    fails = [str(f) for f in report.failures]
+    assert len(fails) == 1 and f"{ppath}: positives: query " in fails[0] and "not the ground truth of dataset " \
+        "'synthetic'" in fails[0], fails
+
+
+@pytest.mark.slow
+def test_the_committed_digits_board_with_every_prolfa_record_at_100_passes_verify_and_not_reproduce(tmp_path):
+    """The committed digits board, its six ProLFA records forged consistently to 100 % (predictions, metrics,
+    digests, manifest, page rebuilt): verify passes, by design; a rerun of one of them differs at its predictions."""
+    import contextlib
+    import shutil
+    from pathlib import Path
+
+    from lfabench.leaderboard import build_leaderboard
+
+    repo = Path(__file__).resolve().parents[2]
+    board = tmp_path / "leaderboards" / "digits"
+    shutil.copytree(repo / "leaderboards" / "digits", board)
+    manifest = json.loads((board / "digits-records.json").read_text())
+    forged = sorted(board.glob("records/digits_patches_prolfa_knn/*/result.json"))
+    assert len(forged) == 6
+    for path in forged:
+        ppath = path.parent / "predictions.npz"
+        arrays = load_predictions(ppath)
+        arrays["predicted"] = arrays["true"].copy()
+        save_predictions(ppath, arrays)
+        rec = json.loads(path.read_text())
+        rec["metrics"] = recompute_metrics(arrays)
+        rec["predictions"]["sha256"] = file_sha256(ppath)
+        rec["fingerprints"]["predictions"] = predictions_fingerprint(arrays)
+        rec["digest"] = content_digest(rec)
+        path.write_text(json.dumps(rec, indent=2) + "\n")
+        entry = next(e for e in manifest["records"] if e["path"] == path.relative_to(board).as_posix())
+        entry.update(digest=rec["digest"], predictions_sha256=rec["predictions"]["sha256"])
+    with contextlib.chdir(tmp_path):
+        build_leaderboard(manifest["sources"], manifest["board"], "digits", command=manifest["command"])
+    (board / "digits-records.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    assert "100.00 ± 0.00" in (board / "digits.md").read_text()
+    report = verify_board(board)
+    assert report.failures == [], [str(f) for f in report.failures]
+    outcome = rerun(forged[0])   # on the records' CPU kind it differs at predictions; elsewhere maybe earlier
+    assert outcome.verdict.startswith("differs at") and not outcome.same_metrics_on_another_cpu, str(outcome)
+    assert outcome.metrics_before["accuracy"] == 100.0 and outcome.metrics_after["accuracy"] < 70.0, str(outcome)
