@@ -367,6 +367,11 @@ def verify_board(board_dir: Path | str, allow_old_format: bool = False, rebuild:
 def _verify_board(board_dir: Path, report: Report, allow_old_format: bool, rebuild: bool, allow_unclean: bool,
                   check_data: bool) -> None:
     records_dir = board_dir / "records"
+    try:
+        confined(board_dir, records_dir, "records/")
+    except BoardFileError as exc:
+        report.add(records_dir, "records", str(exc))
+        return
     found = find_records([records_dir]) if records_dir.is_dir() else []
     for link in _links_out(board_dir, records_dir) if records_dir.is_dir() else []:
         report.add(link, "file", "a symbolic link out of the board's folder: not read")
@@ -382,32 +387,48 @@ def _verify_board(board_dir: Path, report: Report, allow_old_format: bool, rebui
             rel = path.relative_to(board_dir.resolve()).as_posix()
             digests[rel] = rec.get("digest")
             checked[path] = rec
-    world.records(checked, report)
+    try:
+        world.records(checked, report)
+    except Exception as exc:  # noqa: BLE001 -- reported, and the board's files are still checked
+        report.add(board_dir, "records", f"revisions and seeds could not be checked: {type(exc).__name__}: {exc}")
     names = board_names(board_dir)
     report.boards = names
     if not names:
         report.add(board_dir, "board", "no <name>-outputs.txt: not a board built by lfabench leaderboard")
     for name in names:
-        mpath = manifest_path(board_dir, name)
-        if not mpath.is_file():
-            report.add(mpath, "manifest", "missing: a board of the older format (republish it)", note=allow_old_format)
-            continue
         try:
-            manifest = read_manifest(mpath)
-        except ValueError as exc:
-            report.add(mpath, "manifest", str(exc).removeprefix(f"{mpath}: "))
-            continue
-        listed = {e.get("path"): e.get("digest") for e in manifest["records"] if isinstance(e, dict)}
-        listed = {k: v for k, v in listed.items() if isinstance(k, str)}
-        for rel in sorted(set(digests) - set(listed)):
-            report.add(board_dir / rel, "manifest", f"a record the board's manifest ({mpath.name}) does not list")
-        for rel in sorted(set(listed) - set(digests)):
-            report.add(board_dir / rel, "manifest", f"listed in {mpath.name} but absent")
-        for rel in sorted(set(listed) & set(digests)):
-            if listed[rel] != digests[rel]:
-                report.add(board_dir / rel, "digest", f"not the digest {mpath.name} lists for it")
-        if rebuild:
-            check_rebuild(board_dir, name, manifest, report)
+            _verify_board_files(board_dir, name, digests, report, allow_old_format, rebuild)
+        except BoardFileError as exc:
+            report.add(board_dir, name, str(exc))
+        except Exception as exc:  # noqa: BLE001 -- the next board of the folder is still checked
+            report.add(board_dir, name, f"could not be checked further: {type(exc).__name__}: {exc}")
+
+
+def _verify_board_files(board_dir: Path, name: str, digests: dict, report: Report, allow_old_format: bool,
+                        rebuild: bool) -> None:
+    """Checks 5 and 6 for board ``name``: its manifest against the records' digests, and the rebuild."""
+    for own in (board_dir / f"{name}-outputs.txt", manifest_path(board_dir, name)):
+        confined(board_dir, own, "board file")
+    mpath = manifest_path(board_dir, name)
+    if not mpath.is_file():
+        report.add(mpath, "manifest", "missing: a board of the older format (republish it)", note=allow_old_format)
+        return
+    try:
+        manifest = read_manifest(mpath)
+    except ValueError as exc:
+        report.add(mpath, "manifest", str(exc).removeprefix(f"{mpath}: "))
+        return
+    listed = {e.get("path"): e.get("digest") for e in manifest["records"] if isinstance(e, dict)}
+    listed = {k: v for k, v in listed.items() if isinstance(k, str)}
+    for rel in sorted(set(digests) - set(listed)):
+        report.add(board_dir / rel, "manifest", f"a record the board's manifest ({mpath.name}) does not list")
+    for rel in sorted(set(listed) - set(digests)):
+        report.add(board_dir / rel, "manifest", f"listed in {mpath.name} but absent")
+    for rel in sorted(set(listed) & set(digests)):
+        if listed[rel] != digests[rel]:
+            report.add(board_dir / rel, "digest", f"not the digest {mpath.name} lists for it")
+    if rebuild:
+        check_rebuild(board_dir, name, manifest, report)
 
 
 __all__ = ["Finding", "Report", "FoundBoards", "verify_board", "discover_boards", "check_record_files", "RESULT_FILE"]

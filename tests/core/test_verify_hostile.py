@@ -314,3 +314,18 @@ def test_publishing_never_copies_a_linked_file_from_outside_the_run(board, tmp_p
     with pytest.raises(BoardFileError, match="predictions.npz of .* leaves the board's folder"):
         publish_records([tmp_path / "sweep"], tmp_path / "out", allow_unclean=True)
     assert not list((tmp_path / "out").glob("records/**/predictions.npz"))
+
+
+def test_board_files_and_a_records_folder_linked_from_outside_are_findings(board, tmp_path):
+    copy = _copy(board, tmp_path)
+    (tmp_path / "passwd").write_text("root:x:0:0:root:/root:/bin/bash\n")
+    (copy / "demo-outputs.txt").unlink()
+    (copy / "demo-outputs.txt").symlink_to(tmp_path / "passwd")
+    fails = _fails(copy)
+    assert any("demo-outputs.txt" in f and "leaves the board's folder" in f for f in fails), fails
+    assert not any("root:x" in f for f in fails)
+    other = _copy(board, tmp_path / "second")
+    shutil.move(other / "records", tmp_path / "records-elsewhere")
+    (other / "records").symlink_to(tmp_path / "records-elsewhere")
+    report = verify_board(other, allow_unclean=True)
+    assert [f.field for f in report.failures] == ["records"] and report.n_records == 0, report.failures
