@@ -215,9 +215,7 @@ PROTOCOL = DatasetProtocol("retrieval", descriptor="sift", evaluator="retrieval"
 @hookimpl
 def lfabench_datasets():
     return [PluginSpec("copy_detection", load_copy_detection,
-                       "Copies (Copydays crop / JPEG / strong attacks) of any photo folder, Holidays-style mAP (each "
-                       "query's AP as Oxford's and Holidays' compute_ap: the area under its precision-recall curve "
-                       "by the trapezoid rule, not the mean of the precisions at its positives); a stand-in built "
-                       "from real photographs",
+                       "Copies (Copydays crop / JPEG / strong attacks) of any photo folder, Holidays-style mAP; "
+                       "a stand-in built from real photographs",
                        manual="point it at a folder of photographs: `lfabench data add copy_detection PATH`",
                        protocol=PROTOCOL)]
