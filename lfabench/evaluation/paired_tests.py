@@ -16,6 +16,10 @@
   retrieval uses for topic-level comparisons (Smucker, Allan & Carterette, "A comparison of statistical
   significance tests for information retrieval evaluation", CIKM 2007). Monte Carlo with a fixed seed, so a
   rerun gives the same bytes; columns are several comparisons sharing one draw of signs (or resamples).
+  Both are conditional on the fitted runs: they treat the queries as the sample, not the fits.
+* :func:`paired_t_p`, :func:`two_way_bootstrap_ci` — the other source of variation of a retrieval board: the
+  fits, which differ by seed on one fixed set of queries (a plain paired t over seeds), and an interval that
+  resamples seeds and queries together.
 
 Every function is pure and takes plain arrays.
 """
@@ -27,8 +31,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["PairedDifference", "corrected_resampled_ttest", "mcnemar_exact_p", "sign_flip_pvalues",
-           "bootstrap_mean_ci", "DEFAULT_PERMUTATIONS", "DEFAULT_BOOTSTRAP"]
+__all__ = ["PairedDifference", "corrected_resampled_ttest", "paired_t_p", "mcnemar_exact_p", "sign_flip_pvalues",
+           "bootstrap_mean_ci", "two_way_bootstrap_ci", "DEFAULT_PERMUTATIONS", "DEFAULT_BOOTSTRAP"]
 
 #: Monte Carlo sizes of the randomization test and of the bootstrap: the smallest p the test can give is
 #: ``1 / (DEFAULT_PERMUTATIONS + 1) = 0.0002``, below 0.05 / 28 (Holm over every pair of 8 methods).
@@ -79,6 +83,25 @@ def corrected_resampled_ttest(scores_a, scores_b, n_train: int, n_test: int, alp
     t = mean / se
     half = float(t_dist.ppf(1.0 - alpha / 2.0, k - 1)) * se
     return PairedDifference(mean, mean - half, mean + half, float(2.0 * t_dist.sf(abs(t), k - 1)), t, k)
+
+
+def paired_t_p(scores_a, scores_b) -> float:
+    """The two-sided p of the plain paired t-test (``scipy.stats.ttest_rel``): ``t = mean(d) / sqrt(var(d) / k)``,
+    ``k - 1`` degrees of freedom. For runs that differ only by their random state on one fixed test set (the
+    seeds of a retrieval board: same queries, same database), where the differences are independent. Fewer than
+    2 pairs: NaN; every difference equal: 1 when they are 0, else 0."""
+    from scipy.stats import t as t_dist
+
+    d = np.asarray(scores_a, dtype=np.float64) - np.asarray(scores_b, dtype=np.float64)
+    if d.ndim != 1:
+        raise ValueError(f"paired scores must be 1-D, got shape {d.shape}")
+    k = d.size
+    if k < 2:
+        return math.nan
+    se = math.sqrt(float(d.var(ddof=1)) / k)
+    if se == 0.0:
+        return 1.0 if float(d.mean()) == 0.0 else 0.0
+    return float(2.0 * t_dist.sf(abs(float(d.mean()) / se), k - 1))
 
 
 def mcnemar_exact_p(n_10, n_01) -> float:
@@ -157,3 +180,20 @@ def bootstrap_mean_ci(unit_sums, unit_counts=None, n_resamples: int = DEFAULT_BO
     means = (weights @ x) / (weights @ counts)[:, None]
     low, high = np.quantile(means, [alpha / 2.0, 1.0 - alpha / 2.0], axis=0)
     return low, high
+
+
+def two_way_bootstrap_ci(differences, n_resamples: int = DEFAULT_BOOTSTRAP, seed: int = 0,
+                         alpha: float = 0.05) -> tuple[float, float]:
+    """Percentile interval of the mean of a ``(seeds, queries)`` matrix of paired differences, resampling the seeds
+    and the queries independently (the crossed two-way bootstrap: both the fits and the topics vary; it counts
+    the interaction twice, so it errs wide). ``numpy.random.default_rng(seed)``: the same draws for every call."""
+    d = np.asarray(differences, dtype=np.float64)
+    if d.ndim != 2 or not d.size or not np.isfinite(d).all():
+        raise ValueError(f"expected a finite (seeds, queries) matrix, got shape {d.shape}")
+    n_s, n_q = d.shape
+    rng = np.random.default_rng(seed)
+    w_s = rng.multinomial(n_s, np.full(n_s, 1.0 / n_s), size=int(n_resamples)).astype(np.float64)
+    w_q = rng.multinomial(n_q, np.full(n_q, 1.0 / n_q), size=int(n_resamples)).astype(np.float64)
+    means = np.einsum("bq,bq->b", w_s @ d, w_q) / (n_s * n_q)
+    low, high = np.quantile(means, [alpha / 2.0, 1.0 - alpha / 2.0])
+    return float(low), float(high)

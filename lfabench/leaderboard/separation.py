@@ -9,13 +9,19 @@ The test follows the table's protocol (:func:`table_test`):
   Beside it, where both settings' predictions are stored, McNemar's exact test on the per-sample outcomes, the
   discordant counts summed over the shared seeds (:func:`lfabench.evaluation.mcnemar_exact_p`): a conditional
   view (these fitted models on these test samples), shown as such and never deciding a verdict.
-* ``sign flip`` — runs with ``retrieval`` predictions: the per-query scores of the table's metric
+* ``sign flip + seed t`` — runs with ``retrieval`` predictions: the per-query scores of the table's metric
   (:func:`lfabench.evaluation.per_unit_scores`), the paired randomization test on per-query differences
   (:func:`lfabench.evaluation.sign_flip_pvalues`). The queries are the units: each seed is a stratum holding a
   difference per query, and a query's differences over the seeds flip together (the same query on another
   seed is the same topic, not a new one); the statistic is the mean difference over every (seed, query), the
-  difference of the means on the board. Its interval: the percentile bootstrap over queries
-  (:func:`lfabench.evaluation.bootstrap_mean_ci`). Fixed seeds, so a rebuild writes the same bytes.
+  difference of the means on the board. That test is conditional on the fits: two runs of one method on other
+  seeds differ per query too, and on the copies board it rejects such A/A pairs far above alpha. So the
+  p is the larger of it and the plain paired t over the seeds (:func:`lfabench.evaluation.paired_t_p`: the fits'
+  variation on the fixed queries), an intersection-union test: a pair is separated only when both the queries
+  and the fits say so. Its interval: the two-way bootstrap over seeds and queries
+  (:func:`lfabench.evaluation.two_way_bootstrap_ci`); with one seed, the bootstrap over queries
+  (:func:`lfabench.evaluation.bootstrap_mean_ci`) and the sign flip alone. Fixed seeds, so a rebuild writes the
+  same bytes.
 * ``wilcoxon`` — anything else: the paired exact Wilcoxon signed-rank test over the seeds (no interval).
 
 The p against the best is Holm-adjusted over the table's tests against the best; the pairwise p over every
@@ -33,8 +39,8 @@ import numpy as np
 import pandas as pd
 
 from ..evaluation.multiple import holm
-from ..evaluation.paired_tests import (bootstrap_mean_ci, corrected_resampled_ttest, mcnemar_exact_p,
-                                       sign_flip_pvalues)
+from ..evaluation.paired_tests import (bootstrap_mean_ci, corrected_resampled_ttest, mcnemar_exact_p, paired_t_p,
+                                       sign_flip_pvalues, two_way_bootstrap_ci)
 from ..evaluation.predictions import per_unit_scores
 from ..evaluation.significance import paired_wilcoxon_p
 from ..record import load_predictions
@@ -42,7 +48,7 @@ from ..record import load_predictions
 #: The level every generated statement about separation uses.
 ALPHA = 0.05
 #: Names of the tests as the board's CSV states them (``test`` column).
-T_TEST, SIGN_FLIP, WILCOXON = "corrected t", "sign flip", "wilcoxon"
+T_TEST, SIGN_FLIP, WILCOXON = "corrected t", "sign flip + seed t", "wilcoxon"
 #: The fewest paired seeds each test is shown from: the t-test needs a variance; the sign flip's units are the
 #: queries; the exact Wilcoxon cannot reach 0.05 below 6 pairs (2/2**6 = 0.03125).
 MIN_PAIRS = {T_TEST: 2, SIGN_FLIP: 1, WILCOXON: 6}
@@ -135,6 +141,7 @@ def run_table_tests(runs: pd.DataFrame, best: str, metric: str, units: UnitScore
     pairs = list(combinations(settings, 2))
     pair_p: dict[tuple[str, str], float] = {}
     flips: list[tuple[tuple[str, str], np.ndarray, np.ndarray]] = []
+    seed_t: dict[tuple[str, str], float] = {}
     for a, b in pairs:
         seeds = per_seed[a].index.intersection(per_seed[b].index)
         va, vb = per_seed[a].loc[seeds, "value"].to_numpy(float), per_seed[b].loc[seeds, "value"].to_numpy(float)
@@ -153,6 +160,7 @@ def run_table_tests(runs: pd.DataFrame, best: str, metric: str, units: UnitScore
             universe = np.unique(np.concatenate([u[1] for u in units_ab]))
             sums, counts = _query_sums(units_ab, universe)
             flips.append(((a, b), sums, counts))
+            seed_t[a, b] = paired_t_p(va, vb)
     if flips:  # one draw of signs and of resamples for the whole table, per distinct set of queries
         by_universe: dict[int, list] = {}
         for item in flips:
@@ -160,7 +168,8 @@ def run_table_tests(runs: pd.DataFrame, best: str, metric: str, units: UnitScore
         for items in by_universe.values():
             x = np.column_stack([s for _, s, _ in items])
             for (key, _, _), p in zip(items, sign_flip_pvalues(x, seed=RNG_SEED)):
-                pair_p[key] = float(p)
+                seed_p = seed_t[key]  # the fits' variation over the seeds: NaN with one seed (not measured)
+                pair_p[key] = float(p) if seed_p != seed_p else max(float(p), seed_p)
     # against the best: the same tests, signed as row - best, with an interval
     for name in settings:
         if name == best:
@@ -197,12 +206,18 @@ def _mcnemar(units: UnitScores, row: pd.DataFrame, best: pd.DataFrame, seeds, me
 
 
 def _bootstrap_intervals(result: TableTests, units: UnitScores, per_seed: dict, best: str, metric: str) -> None:
-    """The percentile bootstrap interval over queries of each row's mean difference from the best."""
+    """Each row's interval of its mean difference from the best: the two-way bootstrap over seeds and queries
+    where every paired seed scored the same queries and there are two seeds or more, else the bootstrap over
+    queries."""
     rows = []
     for name in result.diff:
         seeds = per_seed[name].index.intersection(per_seed[best].index)
         paired = _pair_units(units, per_seed[name], per_seed[best], seeds, metric) if len(seeds) else None
         if paired is None:
+            continue
+        if len(paired) >= 2 and all(np.array_equal(paired[0][1], u[1]) for u in paired):
+            result.ci[name] = two_way_bootstrap_ci(np.stack([sa - sb for _, _, sa, sb in paired]), seed=RNG_SEED,
+                                                   alpha=ALPHA)
             continue
         universe = np.unique(np.concatenate([u[1] for u in paired]))
         rows.append((name, universe, *_query_sums(paired, universe)))
