@@ -394,12 +394,15 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
     largest over the runs) and ``output_dim``. Provenance: ``paths`` (the records, ``;``-separated),
     ``git_revisions`` and ``lfabench_versions`` (distinct values).
 
-    ``p_vs_best``/``n_pairs``: the paired two-sided exact Wilcoxon p-value of each setting
-    against the best one of its (dataset, descriptor, evaluator, metric), over the seeds
-    both have (:func:`lfabench.evaluation.significance.compare_to_best`); NaN with fewer than
-    :data:`~lfabench.leaderboard.cells.MIN_PAIRS_FOR_P` pairs, where the exact test cannot reach 0.05.
-    ``p_holm``: those p-values Holm-adjusted over every test shown in the same table (dataset, descriptor,
-    evaluator, metric: :data:`TABLE_COLUMNS`) (:func:`lfabench.evaluation.multiple.holm`).
+    ``best``: every setting whose mean equals the highest of its table (dataset, descriptor, evaluator, metric:
+    :data:`TABLE_COLUMNS`). ``test``, ``diff``, ``diff_ci_low``, ``diff_ci_high``, ``p_vs_best``, ``n_pairs``,
+    ``p_per_sample`` and ``letters``: the table's tests against its best and between every pair
+    (:mod:`lfabench.leaderboard.separation`: the corrected resampled t-test for k-NN on seeded splits, the
+    per-query randomization test and the paired t over seeds for retrieval, else the exact Wilcoxon), the
+    difference row - best in the metric's units with its 95 % interval, McNemar's per-sample p (k-NN, conditional)
+    and the letter display. ``p_holm``: ``p_vs_best`` Holm-adjusted over the tests of the table
+    (:func:`lfabench.evaluation.multiple.holm`). ``p_wilcoxon``: the exact Wilcoxon p against the best over the
+    shared seeds (NaN below :data:`~lfabench.leaderboard.cells.MIN_PAIRS_FOR_P` pairs), the paper's test.
 
     ``exact_mean``: the mean as an exact fraction where the evaluator declares the metric a percentage of a
     count (:func:`exact_score`; None elsewhere); ``rank``: the row's rank in its table (1 = best), from the
