@@ -21,7 +21,7 @@ The test follows the table's protocol (:func:`table_test`):
   and the fits say so. Its interval: the two-way bootstrap over seeds and queries
   (:func:`lfabench.evaluation.two_way_bootstrap_ci`); with one seed, the bootstrap over queries
   (:func:`lfabench.evaluation.bootstrap_mean_ci`) and the sign flip alone. Fixed seeds, so a rebuild writes the
-  same bytes.
+  same bytes (the bounds rounded to 10 significant digits, beyond any BLAS's summation order).
 * ``wilcoxon`` — anything else: the paired exact Wilcoxon signed-rank test over the seeds (no interval).
 
 The p against the best is Holm-adjusted over the table's tests against the best; the pairwise p over every
@@ -216,20 +216,27 @@ def _bootstrap_intervals(result: TableTests, units: UnitScores, per_seed: dict, 
         if paired is None:
             continue
         if len(paired) >= 2 and all(np.array_equal(paired[0][1], u[1]) for u in paired):
-            result.ci[name] = two_way_bootstrap_ci(np.stack([sa - sb for _, _, sa, sb in paired]), seed=RNG_SEED,
-                                                   alpha=ALPHA)
+            low, high = two_way_bootstrap_ci(np.stack([sa - sb for _, _, sa, sb in paired]), seed=RNG_SEED,
+                                             alpha=ALPHA)
+            result.ci[name] = (_stable(low), _stable(high))
             continue
         universe = np.unique(np.concatenate([u[1] for u in paired]))
         rows.append((name, universe, *_query_sums(paired, universe)))
-    by_universe: dict[int, list] = {}
-    for item in rows:
-        by_universe.setdefault(item[1].size, []).append(item)
-    for items in by_universe.values():
+    by_units: dict[tuple, list] = {}
+    for item in rows:  # one draw of resamples per set of queries and seed counts
+        by_units.setdefault((item[1].tobytes(), item[3].tobytes()), []).append(item)
+    for items in by_units.values():
         sums = np.column_stack([s for _, _, s, _ in items])
-        counts = items[0][3]
-        low, high = bootstrap_mean_ci(sums, counts, seed=RNG_SEED, alpha=ALPHA)
+        low, high = bootstrap_mean_ci(sums, items[0][3], seed=RNG_SEED, alpha=ALPHA)
         for (name, *_), lo, hi in zip(items, low, high):
-            result.ci[name] = (float(lo), float(hi))
+            result.ci[name] = (_stable(lo), _stable(hi))
+
+
+def _stable(value) -> float:
+    """A bootstrap bound rounded to 10 significant digits: its resampled means are sums a BLAS may order
+    differently on another machine or thread count, which moves the last bits, and a rebuild must write the
+    same bytes; the bound's own Monte Carlo error is far above that digit."""
+    return float(f"{float(value):.10g}")
 
 
 def letter_display(order: list[str], separated: set[frozenset]) -> dict[str, str]:
