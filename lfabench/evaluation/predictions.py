@@ -37,7 +37,8 @@ from .knn import accuracy_from_predictions
 from .ranking import ranked_list_from_places, retrieval_metrics_from_rankings
 from .revisited import revisited_metrics, revisited_scores
 
-__all__ = ["KINDS", "knn_predictions", "retrieval_predictions", "recompute_metrics", "predictions_fingerprint"]
+__all__ = ["KINDS", "knn_predictions", "retrieval_predictions", "recompute_metrics", "predictions_fingerprint",
+           "per_unit_scores"]
 
 #: The layouts :func:`recompute_metrics` reads, with the arrays each must hold.
 KINDS = {
@@ -174,3 +175,25 @@ def predictions_fingerprint(arrays: Mapping[str, np.ndarray]) -> str:
         for block in blocks:
             h.update(block.tobytes())
     return h.hexdigest()
+
+
+def per_unit_scores(arrays: Mapping[str, np.ndarray]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """``(unit ids, {metric: per-unit score})``: what each test sample or query contributed to the metrics, in
+    the metric's units, so that each metric is the mean of its per-unit scores.
+
+    ``knn``: the test samples' dataset indices and ``accuracy`` 100 (right) or 0 (wrong, or counted wrong);
+    ``retrieval``: the queries' indices, ``mAP`` 100 x the query's AP and ``precision@k`` 100 x its precision
+    (:func:`~lfabench.evaluation.ranking.per_query_scores_from_places`). Revisited setups are not split per unit.
+    """
+    from .ranking import per_query_scores_from_places
+
+    kind = _kind(arrays)
+    if kind == "knn":
+        right = (np.asarray(arrays["predicted"]) == np.asarray(arrays["true"])) & ~np.asarray(arrays["counted_wrong"])
+        return np.asarray(arrays["test_indices"], dtype=np.int64), {"accuracy": 100.0 * right}
+    ks = [int(k) for k in arrays["precision_at"]]
+    ap, at_k = per_query_scores_from_places(arrays["positives"], arrays["positive_offsets"], arrays["positive_ranks"],
+                                            arrays["junk"], arrays["junk_offsets"], arrays["junk_ranks"],
+                                            arrays["scored_zero"], ks)
+    scores = {"mAP": 100.0 * ap, **{f"precision@{k}": 100.0 * v for k, v in at_k.items()}}
+    return np.asarray(arrays["query_indices"], dtype=np.int64), scores
