@@ -93,7 +93,11 @@ def _cmd_compare(args) -> int:
 
 
 def add_parser(subparsers) -> None:
-    p = subparsers.add_parser("compare", help="mean ± std over seeds and paired Wilcoxon p-values vs the best")
+    p = subparsers.add_parser("compare", help="mean ± std over seeds and paired Wilcoxon p-values vs the best",
+                              description="Compare methods from run records, one table per (dataset, descriptor, "
+                                          "evaluator, metric): rank, mean ± std over seeds, the paired exact "
+                                          "Wilcoxon p against the best (over the seeds both have) and its Holm "
+                                          "adjustment. Markdown on stdout; --csv writes the numbers.")
     p.add_argument("run_dirs", nargs="*", help="run directories or result.json files (default: ./lfabench_runs "
                                                "and ./lfabench_multirun)")
     p.add_argument("--metric", action="append", help="only this metric (repeatable)")

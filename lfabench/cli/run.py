@@ -21,6 +21,7 @@ from ..plugin import KINDS
 from ..registry import config_search_paths, get_registry, unknown_message
 from ..resume import register_resolver
 from .orphans import exit_with_sweep, mark_sweep_process
+from .run_help import HELP_FLAGS, help_text
 from .summary import format_result, quiet_console, strip_verbose
 
 CONFIG_PACKAGE = "lfabench_conf"
@@ -275,6 +276,9 @@ def main(argv: list[str]) -> None:
     import hydra
 
     argv = strip_verbose(argv)
+    if any(a in HELP_FLAGS for a in argv):  # lfabench's page; Hydra's own stays at --hydra-help
+        print(help_text(), end="")
+        return
     check_group_overrides(argv)
     mark_sweep_process()
     register_plugin_configs()
