@@ -232,9 +232,17 @@ def _claimed_task(cfg, run_dir: str) -> None:
     # what the record redacts against: every run-level key as written (an ``${oc.env:...}`` anywhere in the config
     # is recorded as written), the plugins as their setting
     written = {k: v for k, v in OmegaConf.to_container(cfg, resolve=False).items() if k != "hydra"}
+    from contextlib import nullcontext
+
+    from .progress import TerminalProgress, wanted
+    from .summary import VERBOSE_ENV
+
+    progress = TerminalProgress() if wanted(verbose=os.environ.get(VERBOSE_ENV) == "1") else None
     try:
-        record = run_benchmark(config, run_dir, setting={**written, **setting}, time_limit_s=cfg.get("time_limit"),
-                               isolate=cfg.get("isolate", "none"))
+        with progress if progress is not None else nullcontext():
+            record = run_benchmark(config, run_dir, setting={**written, **setting},
+                                   time_limit_s=cfg.get("time_limit"), isolate=cfg.get("isolate", "none"),
+                                   on_stage=progress.on_stage if progress is not None else None)
     except BaseException as exc:  # a plugin's SystemExit/KeyboardInterrupt or the time limit ends this run only
         if isinstance(exc, RunInterrupted):
             # the user's Ctrl-C or a kill stops the sweep, whatever continue_on_error says (SystemExit is no
