@@ -33,10 +33,18 @@ def dataset_title(name: str) -> str:
 
 
 def dataset_descriptions(datasets) -> dict[str, str]:
-    """``{dataset: its plugin's whole description, without a closing full stop}`` for each distinct dataset
-    name, sorted; a plugin this environment lacks maps to ``""`` (the board then names it only)."""
-    return {str(name): _description("dataset", str(name)).rstrip(". ")
+    """``{dataset: its plugin's whole description, without a closing full stop nor a leading "<dataset>: "}`` for
+    each distinct dataset name, sorted; a plugin this environment lacks maps to ``""`` (the board then names it
+    only)."""
+    return {str(name): without_own_name(str(name), _description("dataset", str(name))).rstrip(". ")
             for name in sorted({str(d) for d in datasets})}
+
+
+def without_own_name(name: str, description: str) -> str:
+    """``description`` without a leading ``"<name>: "`` (a folder registered under a name of its own is described
+    so, which keeps its name as its title), so that ``<name>: <description>`` does not say the name twice."""
+    prefix = f"{name}: "
+    return description[len(prefix):] if description.startswith(prefix) else description
 
 
 def protocol_title(evaluator: str) -> str:

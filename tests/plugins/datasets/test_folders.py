@@ -49,6 +49,10 @@ def test_two_folders_are_two_datasets_with_their_own_fingerprints(tmp_path, data
     spec = get_registry().get_spec("dataset", "birds")
     assert spec.protocol.evaluator == "knn" and spec.protocol.descriptor == "sift"
     assert spec.description.startswith("birds: your own folder read as imagefolder")
+    from lfabench.leaderboard.titles import dataset_descriptions, dataset_title
+
+    assert dataset_title("birds") == "birds"  # the board's title and headings name the folder by its name
+    assert dataset_descriptions(["birds"])["birds"].startswith("your own folder")  # "birds: birds: ..." never
     assert main(["data", "list"]) == 0
     assert "(as imagefolder)" in capsys.readouterr().out
 
