@@ -10,7 +10,8 @@ from sklearn.base import BaseEstimator
 from .dataset import Dataset
 from .splits import labelled_classes, labelled_subset, partial_labels, stratified_split
 
-__all__ = ["Evaluator", "Split", "METRIC_DIRECTIONS", "higher_is_better", "labelled_classes", "labelled_subset", "partial_labels", "stratified_split"]
+__all__ = ["Evaluator", "Split", "METRIC_DIRECTIONS", "higher_is_better", "labelled_classes", "labelled_subset",
+           "partial_labels", "stratified_split"]
 
 
 @dataclass

@@ -156,7 +156,8 @@ def _cmd_list(args) -> int:
 
     entries, aliases = registered(), registered_as()
     print(f"data root: {data_root()}")
-    downloadable = {s.name for s in get_registry().specs("dataset") if (s.sources or s.manual) and s.name not in aliases}
+    downloadable = {s.name for s in get_registry().specs("dataset")
+                    if (s.sources or s.manual) and s.name not in aliases}
     for name in sorted(downloadable | set(entries)):
         where = entries.get(name) or f"{dataset_root(name)} (default{'' if dataset_root(name).exists() else ', absent'})"
         print(f"  {name:10s} {where}" + (f"  (as {aliases[name]})" if name in aliases else ""))
@@ -178,11 +179,12 @@ def add_parser(subparsers) -> None:
     f.add_argument("--timeout", type=float, default=15.0, help="connect timeout in seconds (default 15)")
     f.set_defaults(func=_cmd_fetch)
     a = sub.add_parser("add", help="register a local copy of a dataset, or your own folder under a name of its own",
-                       description=textwrap.fill("Register a folder: the copy of dataset plugin NAME, or (with --as) a folder of "
-                                   "your own that becomes the dataset NAME, read by a folder plugin. The folder is "
-                                   "loaded first and what was found is printed (counts, fingerprint); an "
-                                   "incomplete one is not registered. Several folders can be registered --as "
-                                   "imagefolder, each under its own name, each a dataset of its own.", width=100),
+                       description=textwrap.fill(
+                           "Register a folder: the copy of dataset plugin NAME, or (with --as) a folder of your own "
+                           "that becomes the dataset NAME, read by a folder plugin. The folder is loaded first and "
+                           "what was found is printed (counts, fingerprint); an incomplete one is not registered. "
+                           "Several folders can be registered --as imagefolder, each under its own name, each a "
+                           "dataset of its own.", width=100),
                        epilog="examples:\n  lfabench data add scene15 ~/data/15-Scene\n"
                               "  lfabench data add birds ~/photos/birds --as imagefolder\n"
                               "  lfabench data add trips ~/photos/trips --as retrieval_folder\n"

@@ -22,7 +22,8 @@ FAISS and scikit-learn are imported when a function needs them, not on import.
 
 from .knn import accuracy_from_predictions, knn_accuracy, knn_predict
 from .multiple import FriedmanResult, friedman_test, holm, nemenyi_cd, nemenyi_q, tied_ranks
-from .predictions import knn_predictions, label_predictions, predictions_fingerprint, recompute_metrics, retrieval_predictions
+from .predictions import (knn_predictions, label_predictions, predictions_fingerprint, recompute_metrics,
+                          retrieval_predictions)
 from .ranking import (average_precision, mean_average_precision, precision_at_k, ranked_list_from_places,
                       ranking_prefix, ranks_of, retrieval_metrics_from_rankings, scores_from_places)
 from .revisited import SETUPS, revisited_metrics, revisited_precision_at_k, revisited_scores, revisited_setup

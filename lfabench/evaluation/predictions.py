@@ -41,7 +41,8 @@ from .knn import accuracy_from_predictions
 from .ranking import ranked_list_from_places, retrieval_metrics_from_rankings
 from .revisited import revisited_metrics, revisited_scores
 
-__all__ = ["KINDS", "label_predictions", "knn_predictions", "retrieval_predictions", "recompute_metrics", "predictions_fingerprint"]
+__all__ = ["KINDS", "label_predictions", "knn_predictions", "retrieval_predictions", "recompute_metrics",
+           "predictions_fingerprint"]
 
 #: The layouts :func:`recompute_metrics` reads, with the arrays each must hold.
 KINDS = {

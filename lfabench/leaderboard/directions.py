@@ -24,5 +24,5 @@ def metric_higher_is_better(evaluator: str, metric: str) -> bool:
 
 
 def metric_sign(evaluator: str, metric: str) -> int:
-    """``1`` for a higher-is-better metric, ``-1`` for a lower-is-better one: multiplied into a score, higher is better."""
+    """``1`` for a higher-is-better metric, ``-1`` for a lower-is-better one: times a score, higher is better."""
     return 1 if metric_higher_is_better(evaluator, metric) else -1

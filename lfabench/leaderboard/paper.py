@@ -3,9 +3,10 @@
 The paper's numbers are data (``paper_results.csv`` beside this module, transcribed with its source
 cited in its header). A paper row is shown when the records have its (dataset, descriptor, metric)
 table with at least one of the paper's methods in it; a paper method the records lack there reads "not run".
-Ranks are among the methods present in both, so they compare like with like (1 = best; for ``aggregation_time_s``, the fastest; equal values share
-the mean of their ranks, lfabench's compared exactly where the metric is a ratio of counts). Where
-several settings of a method were run, the one with the most seeds (then the best mean) stands for it.
+Ranks are among the methods present in both, so they compare like with like (1 = best; for
+``aggregation_time_s``, the fastest; equal values share the mean of their ranks, lfabench's compared exactly
+where the metric is a ratio of counts). Where several settings of a method were run, the one with the most
+seeds (then the best mean) stands for it.
 
 Times are shown side by side with the hardware that measured them, never subtracted: the paper timed
 one core of another machine, so a difference would mix the methods with the machines.

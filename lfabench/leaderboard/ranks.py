@@ -7,8 +7,8 @@ mAP and precision@k) counts once; its other metrics are shown in their tables, n
 settings are ranked by mean score (1 = best), compared exactly where the metric is a ratio of counts, equal
 means sharing the mean of their ranks. A method is an aggregator label (fixed by its own setting), so
 ``bow`` on Scene-15 and on Oxford5k is one method. One evaluator per dataset is ranked (the dataset's own
-protocol where its records have it): a dataset scored by two protocols counts once. Mean ranks over different numbers of tasks are not
-comparable, so the count is shown and methods run on more tasks come first.
+protocol where its records have it): a dataset scored by two protocols counts once. Mean ranks over different
+numbers of tasks are not comparable, so the count is shown and methods run on more tasks come first.
 
 Friedman's test and the critical difference need every method on every task: they use the methods run on
 all tasks (re-ranked among themselves), and say which were left out.

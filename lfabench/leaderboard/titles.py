@@ -72,7 +72,8 @@ def board_title(summary: pd.DataFrame) -> str:
     """One line: ``<dataset>: <protocol>, <n> seeds`` for a board of one dataset and one evaluator; otherwise the
     dataset in words (one) or the datasets' plugin names (up to :data:`TITLE_DATASETS`, else counted), the
     evaluators by name and the seeds (``Fifteen Scene Categories: knn, logreg; 6 seeds``); each task's protocol is
-    then in its table's heading, each dataset in the descriptions below the title. ``lfabench leaderboard`` for a board without rows."""
+    then in its table's heading, each dataset in the descriptions below the title. ``lfabench leaderboard`` for a
+    board without rows."""
     if summary.empty:
         return "lfabench leaderboard"
     pairs = summary.groupby(["dataset", "evaluator"], sort=True)

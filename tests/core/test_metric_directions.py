@@ -76,7 +76,8 @@ def test_kit_expects_oracle_at_most_noise_for_a_lower_metric():
     ok = {r.name: r.status for r in run_cases(evaluator_checks(ErrorRate()))}
     assert ok["check_oracle_beats_random"] == "pass" and ok["check_metric_directions"] == "pass"
     wrong = {r.name: (r.status, r.message) for r in run_cases(evaluator_checks(ClaimsHigher()))}
-    assert wrong["check_oracle_beats_random"][0] == "fail" and "worse than random" in wrong["check_oracle_beats_random"][1]
+    status, message = wrong["check_oracle_beats_random"]
+    assert status == "fail" and "worse than random" in message
 
 
 def test_kit_refuses_a_direction_of_a_metric_not_returned():
