@@ -251,11 +251,11 @@ def lfabench_datasets():
 DATASET_TEST = '''\
 """__NAME__'s tests: lfabench's conformance battery, then what is particular to the dataset."""
 
-from lfabench.testing import DatasetSource, dataset_checks, parametrize, plugin_checks
+from lfabench.testing import dataset_checks, parametrize, plugin_checks
 from __MODULE__.plugin import load___NAME__
 
 
-@parametrize(dataset_checks(DatasetSource(load___NAME__, name="__NAME__")))
+@parametrize(dataset_checks(load___NAME__, name="__NAME__"))
 def test_conformance(check):
     check()
 

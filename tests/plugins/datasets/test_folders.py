@@ -107,7 +107,7 @@ def test_own_folder_runs_and_reaches_a_board_under_its_name(tmp_path, shared_dat
             shutil.copy(path, mine / cls / path.name)
     env = {"LFABENCH_DATA": str(tmp_path / "data")}
     run_cli(["data", "add", "myscenes", str(mine), "--as", "imagefolder"], cwd=tmp_path, env=env)
-    run_cli(["run", "-m", "dataset=myscenes", "aggregator=bow,vlad", "aggregator.params.n_clusters=16", "seed=0,1",
+    run_cli(["run", "-m", "dataset=myscenes", "aggregator=bow,vlad", "seed=0,1",
              "hydra.sweep.dir=sweep"], cwd=tmp_path, env=env)
     records = [json.loads(p.read_text()) for p in (tmp_path / "sweep").rglob("result.json")]
     assert len(records) == 4 and {r["status"] for r in records} == {"ok"}
