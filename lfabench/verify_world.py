@@ -96,7 +96,7 @@ class WorldCheck:
             report.add(path, "split", f"the evaluator's split could not be drawn here: {type(exc).__name__}: {exc}")
             return
         kind = str(np.asarray(arrays.get("kind")))
-        problems = (_knn_problems if kind == "knn" else _retrieval_problems)(dataset, split, arrays)
+        problems = (_knn_problems if kind in ("labels", "knn") else _retrieval_problems)(dataset, split, arrays)
         for field, problem in problems:
             report.add(ppath, field, problem)
 

@@ -93,7 +93,11 @@ def _cmd_compare(args) -> int:
 
 
 def add_parser(subparsers) -> None:
-    p = subparsers.add_parser("compare", help="mean ± std over seeds and paired p-values vs the best")
+    p = subparsers.add_parser("compare", help="mean ± std over seeds and paired p-values vs the best",
+                              description="Compare methods from run records, one table per (dataset, descriptor, "
+                                          "evaluator, metric): rank, mean ± std over seeds, the board's paired test "
+                                          "against the best (chosen by protocol: docs/leaderboard-statistics.md) and "
+                                          "its Holm adjustment. Markdown on stdout; --csv writes the numbers.")
     p.add_argument("run_dirs", nargs="*", help="run directories or result.json files (default: ./lfabench_runs "
                                                "and ./lfabench_multirun)")
     p.add_argument("--metric", action="append", help="only this metric (repeatable)")

@@ -7,7 +7,7 @@
   (:mod:`lfabench.evaluation.revisited`);
 * :func:`knn_accuracy`, :func:`knn_predict` — k-NN classification on FAISS, equal to
   scikit-learn's brute-force ``KNeighborsClassifier`` (:mod:`lfabench.evaluation.knn`);
-* :func:`recompute_metrics`, :func:`knn_predictions`, :func:`retrieval_predictions` — a protocol's
+* :func:`recompute_metrics`, :func:`label_predictions`, :func:`retrieval_predictions` — a protocol's
   stored predictions and every metric recomputed from them (:mod:`lfabench.evaluation.predictions`);
 * :func:`rank_database`, :func:`fit_metric_space`, :func:`knn_search` — exact FAISS
   search with the lower-index tie rule (:mod:`lfabench.evaluation.search`);
@@ -30,8 +30,8 @@ from .knn import accuracy_from_predictions, knn_accuracy, knn_predict
 from .multiple import FriedmanResult, friedman_test, holm, nemenyi_cd, nemenyi_q, tied_ranks
 from .paired_tests import (PairedDifference, bootstrap_mean_ci, corrected_resampled_ttest, mcnemar_exact_p,
                            paired_t_p, sign_flip_pvalues, two_way_bootstrap_ci)
-from .predictions import (knn_predictions, per_unit_scores, predictions_fingerprint, recompute_metrics,
-                          retrieval_predictions)
+from .predictions import (knn_predictions, label_predictions, per_unit_scores, predictions_fingerprint,
+                          recompute_metrics, retrieval_predictions)
 from .ranking import (average_precision, mean_average_precision, per_query_scores_from_places, precision_at_k,
                       ranked_list_from_places, ranking_prefix, ranks_of, retrieval_metrics_from_rankings,
                       scores_from_places)
@@ -47,7 +47,7 @@ __all__ = [
     "PairedDifference", "corrected_resampled_ttest", "mcnemar_exact_p", "sign_flip_pvalues", "bootstrap_mean_ci",
     "paired_t_p", "two_way_bootstrap_ci",
     "knn_accuracy", "knn_predict", "accuracy_from_predictions",
-    "knn_predictions", "retrieval_predictions", "recompute_metrics", "predictions_fingerprint",
+    "label_predictions", "knn_predictions", "retrieval_predictions", "recompute_metrics", "predictions_fingerprint",
     "SETUPS", "revisited_precision_at_k", "revisited_scores", "revisited_setup", "revisited_metrics",
     "METRICS", "MetricSpace", "fit_metric_space", "knn_search", "rank_database", "rank_database_blocks",
     "paired_wilcoxon_p", "compare_to_best", "significance_by_group",

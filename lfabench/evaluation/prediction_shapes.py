@@ -40,7 +40,7 @@ def _count(split: Mapping, key: str) -> int | None:
 
 def _expected(kind: str, split: Mapping) -> dict[str, tuple[str, int | None, bool]]:
     """``{array: (dtype kinds, length or None, length is an upper bound)}`` of a layout at the record's counts."""
-    if kind == "knn":
+    if kind in ("labels", "knn"):
         n_train, n_test = _count(split, "n_train"), _count(split, "n_test")
         return {"train_indices": (_INTEGER, n_train, False), "test_indices": (_INTEGER, n_test, False),
                 "predicted": (_LABEL, n_test, False), "true": (_LABEL, n_test, False),

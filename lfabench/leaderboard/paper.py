@@ -2,10 +2,11 @@
 
 The paper's numbers are data (``paper_results.csv`` beside this module, transcribed with its source
 cited in its header). A paper row is shown when the records have its (dataset, descriptor, metric)
-table; a method the records lack there reads "not run". Ranks are among the methods present in both,
-so they compare like with like (1 = best; for ``aggregation_time_s``, the fastest; equal values share
-the mean of their ranks, lfabench's compared exactly where the metric is a ratio of counts). Where
-several settings of a method were run, the one with the most seeds (then the best mean) stands for it.
+table with at least one of the paper's methods in it; a paper method the records lack there reads "not run".
+Ranks are among the methods present in both, so they compare like with like (1 = best; for
+``aggregation_time_s``, the fastest; equal values share the mean of their ranks, lfabench's compared exactly
+where the metric is a ratio of counts). Where several settings of a method were run, the one with the most
+seeds (then the best mean) stands for it.
 
 Times are shown side by side with the hardware that measured them, never subtracted: the paper timed
 one core of another machine, so a difference would mix the methods with the machines.
@@ -82,11 +83,13 @@ def _measured(summary: pd.DataFrame, dataset: str, descriptor: str, metric: str)
 
 
 def _blocks(summary: pd.DataFrame, paper: pd.DataFrame):
-    """``(dataset, descriptor label, metric, paper rows, measured rows)`` for every paper table the records have."""
+    """``(dataset, descriptor label, metric, paper rows, measured rows)`` for every paper table the records have
+    with at least one of the paper's methods in it (a table of other methods only, e.g. a third-party plugin on
+    Fifteen Scene, has nothing to compare with the paper)."""
     for (dataset, paper_descriptor, metric), rows in paper.groupby(["dataset", "descriptor", "metric"], sort=True):
         for descriptor in _descriptor_settings(summary, dataset, paper_descriptor):
             measured = _measured(summary, dataset, descriptor, metric)
-            if not measured.empty:
+            if measured.index.isin(rows["method"]).any():
                 yield dataset, descriptor, metric, rows, measured
 
 

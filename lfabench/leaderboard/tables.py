@@ -33,6 +33,7 @@ from ..registry import get_plugin
 from ..evaluation.paired_tests import DEFAULT_BOOTSTRAP, DEFAULT_PERMUTATIONS
 from .cells import (ALPHA, MIN_PAIRS_FOR_P, diff_cell, holm_cell, number_cell, p_cell, plain_p_cell, rank_cell,
                     score_cell, verdict)
+from .directions import metric_sign
 from .markdown import md_code, md_frame, md_text
 from .separation import SIGN_FLIP, T_TEST, WILCOXON, UnitScores, letter_display, run_table_tests
 
@@ -492,8 +493,11 @@ TABLE_COLUMNS = ["dataset", "descriptor", "evaluator", "metric"]
 
 
 def score_keys(rows: pd.DataFrame) -> list[Fraction]:
-    """Each summary row's mean as an exactly comparable number: ``exact_mean`` where known, else the float mean."""
-    return [e if isinstance(e, Fraction) else Fraction(float(m)) for e, m in zip(rows["exact_mean"], rows["mean"])]
+    """Each summary row's mean as an exactly comparable number, higher = better: ``exact_mean`` where known, else the
+    float mean; negated for a metric its evaluator declares lower-is-better (:func:`~.directions.metric_sign`)."""
+    signs = [metric_sign(e, m) for e, m in zip(rows["evaluator"], rows["metric"])] if "evaluator" in rows else None
+    keys = [e if isinstance(e, Fraction) else Fraction(float(m)) for e, m in zip(rows["exact_mean"], rows["mean"])]
+    return keys if signs is None else [sign * key for sign, key in zip(signs, keys)]
 
 
 SUMMARY_COLUMNS = GROUP_COLUMNS + ["setting", "rank", "mean", "exact_mean", "std", "n_seeds", "n_runs", "conflicts",

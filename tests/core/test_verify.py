@@ -19,6 +19,25 @@ from lfabench.verify import verify_board
 from conftest import run_cli
 
 
+def _lfabench(args, cwd) -> tuple[int, str, str]:
+    """``lfabench ARGS`` in this process, from ``cwd`` (what a subprocess would do, without its start-up):
+    ``(exit status, stdout, stderr)``."""
+    import contextlib
+    import io
+    import os
+
+    from lfabench.cli import main
+
+    out, err, here = io.StringIO(), io.StringIO(), os.getcwd()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            status = main(list(args))
+    finally:
+        os.chdir(here)
+    return status, out.getvalue(), err.getvalue()
+
+
 def _cfg(seed, n_clusters):
     return {"dataset": {"name": "digits", "params": {"n_samples": 200}},
             "descriptor": {"name": "patches", "params": {}},
@@ -38,7 +57,7 @@ def board(tmp_path_factory):
     board = root / "boards" / "demo"
     # the test tree is a working copy: its records may be dirty, published here only with the override
     publish_records([root / "sweep"], board, allow_unclean=True)
-    run_cli(["leaderboard", "boards/demo/records", "--out", "boards/demo", "--name", "demo"], cwd=root)
+    assert _lfabench(["leaderboard", "boards/demo/records", "--out", "boards/demo", "--name", "demo"], root)[0] == 0
     return board
 
 
@@ -144,11 +163,24 @@ def test_old_format_records_are_reported(board, tmp_path):
     rec["schema_version"] = 1
     path.write_text(json.dumps(rec))
     assert any(str(path) in f and "old-format record" in f for f in _failures(copy))
+    status, _, err = _lfabench(["verify", str(copy), "--allow-unclean-records"], tmp_path)
+    assert status == 1 and "old-format record" in err and "Traceback" not in err
+    assert _lfabench(["verify", str(board), "--allow-unclean-records"], tmp_path)[0] == 0
+    status, _, err = _lfabench(["verify", str(tmp_path / "nowhere")], tmp_path)
+    assert status == 2 and "no board folder at" in err and "Traceback" not in err
+
+
+@pytest.mark.slow
+def test_verify_as_a_command_exits_1_on_a_discrepancy_and_names_it(board, tmp_path):
+    """The same through the installed command, in a process of its own (exit statuses, no traceback)."""
+    copy = _copy(board, tmp_path)
+    path = sorted(copy.glob("records/**/result.json"))[0]
+    rec = json.loads(path.read_text())
+    rec["schema_version"] = 1
+    path.write_text(json.dumps(rec))
     proc = run_cli(["verify", str(copy), "--allow-unclean-records"], cwd=tmp_path, check=False)
     assert proc.returncode == 1 and "old-format record" in proc.stderr and "Traceback" not in proc.stderr
     assert run_cli(["verify", str(board), "--allow-unclean-records"], cwd=tmp_path).returncode == 0
-    proc = run_cli(["verify", str(tmp_path / "nowhere")], cwd=tmp_path, check=False)
-    assert proc.returncode == 2 and "no board folder at" in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_publishing_refuses_dirty_records_unless_allowed(board, tmp_path):
@@ -193,14 +225,14 @@ def test_unclean_records_fail_verify_unless_allowed(board, tmp_path):
         r.pop("publication", None)
         r["digest"] = content_digest(r)
         other.write_text(json.dumps(r, indent=2))
-    run_cli(["leaderboard", "boards/demo/records", "--out", "boards/demo", "--name", "demo"], cwd=tmp_path)
+    assert _lfabench(["leaderboard", "boards/demo/records", "--out", "boards/demo", "--name", "demo"], tmp_path)[0] == 0
     assert verify_board(copy).failures == []
     r = json.loads(path.read_text())  # ... then one of them dirty, its digest and the board made to match
     r["provenance"].update(dirty=True, diff_sha256=hashlib.sha256(b"d").hexdigest(), diff_file="source.diff.gz")
     (path.parent / "source.diff.gz").write_bytes(gzip.compress(b"d"))
     r["digest"] = content_digest(r)
     path.write_text(json.dumps(r, indent=2))
-    run_cli(["leaderboard", "boards/demo/records", "--out", "boards/demo", "--name", "demo"], cwd=tmp_path)
+    assert _lfabench(["leaderboard", "boards/demo/records", "--out", "boards/demo", "--name", "demo"], tmp_path)[0] == 0
     assert [str(f) for f in verify_board(copy).failures] == [
         f"FAIL: {path}: provenance: unclean record: dirty tree (revision {r['provenance']['git_revision']} plus a "
         f"diff, sha256 {r['provenance']['diff_sha256'][:12]})"]

@@ -96,6 +96,7 @@ def test_bad_parameters_are_named():
         Knn(metric="mahalanobis", covariance="shrunk")
 
 
+@pytest.mark.slow  # an end-to-end run through the command; the metric is tested in-process
 def test_cli_run_cosine(tmp_path):
     """`lfabench run evaluator=knn evaluator.params.metric=cosine` through Hydra and the runner."""
     exe = Path(sys.executable).with_name("lfabench")
