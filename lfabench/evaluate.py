@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from sklearn.base import BaseEstimator
 
 from .dataset import Dataset
+from .estimator import Estimator
 
 
 @dataclass
@@ -51,7 +51,7 @@ class Split:
         return mask
 
 
-class Evaluator(BaseEstimator):
+class Evaluator(Estimator):
     """Base class for evaluation protocols.
 
     Hyper-parameters are ``__init__`` arguments stored under the same names (scikit-learn's

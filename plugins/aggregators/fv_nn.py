@@ -32,7 +32,6 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from sklearn.exceptions import ConvergenceWarning
 from tqdm.auto import tqdm
 
 from lfabench import PluginSpec, hookimpl
@@ -120,6 +119,8 @@ class FVNN(Aggregator):
                           disable=None):
                 bag.set_params(n_estimators=k)
                 with warnings.catch_warnings():
+                    from sklearn.exceptions import ConvergenceWarning
+
                     warnings.simplefilter("ignore", ConvergenceWarning)
                     bag.fit(Fw.astype(NETWORK_DTYPE), labels)
             self.bagging_ = bag
