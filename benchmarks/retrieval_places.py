@@ -99,8 +99,18 @@ def main(argv=None) -> int:
     parser.add_argument("--dim", type=int, default=256)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--against", default=None, help="a revision whose evaluator is timed and compared")
+    parser.add_argument("--copies", action="store_true",
+                        help="the copies board's setting instead (4,485 queries x 17,940 images of the Fifteen Scene "
+                             "copies, 256-D Gaussian group features: benchmarks/suite/retrieval.py's copies_setting)")
     args = parser.parse_args(argv)
-    dataset, split, features = setting(args.n, args.queries, args.dim)
+    if args.copies:
+        sys.path.insert(0, str(REPO / "benchmarks"))
+        from suite.retrieval import copies_setting
+
+        _, dataset, split, features = copies_setting()
+        args.n, args.queries, args.dim = dataset.n_samples, dataset.ground_truth.queries.size, features.shape[1]
+    else:
+        dataset, split, features = setting(args.n, args.queries, args.dim)
     db = np.ascontiguousarray(features)
     queries = np.ascontiguousarray(features[dataset.ground_truth.queries])
     new = get_plugin("evaluator", "retrieval")()
@@ -110,8 +120,9 @@ def main(argv=None) -> int:
     old_split = None
     if args.against:
         old = evaluator_at(args.against)()
-        old_split = Split(fit_indices=split.fit_indices, fit_labels=None, train_indices=split.train_indices,
-                          test_indices=split.test_indices, seed=0, info={})
+        old_split = Split(fit_indices=split.fit_indices, fit_labels=split.fit_labels,
+                          train_indices=split.train_indices, test_indices=split.test_indices, seed=split.seed,
+                          info=dict(split.info))
         old_split.empty_rows = split.empty_rows
         cases[f"evaluate at {args.against}"] = lambda: old.evaluate(features, dataset, old_split)
     times: dict[str, list[float]] = {name: [] for name in cases}
