@@ -11,7 +11,8 @@ two comparison passes over the row per item (a third only where its key is tied)
 selection: the minima of blocks of the row bound the head's last key, one pass picks the keys under that
 bound and only those are sorted by ``(key, column)``. Both are exact: they equal the stable sort's ranking,
 ties included; ``-0.0`` and ``0.0`` compare equal as in that sort. A row holding NaN keys is ranked by the
-sort itself (its NaN-last rule), so every row gives the sort's answer.
+sort itself (its NaN-last rule), so every row gives the sort's answer; so is a query with so many items to place
+that the passes would cost more than the sort (:func:`_max_items`).
 
 :func:`query_places` also applies the ``retrieval`` evaluator's two edits of a ranking: one ``excluded``
 column removed (the query itself, Holidays rule), and ``last`` columns (images without descriptors) moved
@@ -30,6 +31,11 @@ __all__ = ["query_places", "query_places_by_sort"]
 _GROUP = 64
 #: More columns than this moved last (images without descriptors): the row is ranked by the sort instead.
 _MAX_LAST = 64
+def _max_items(n: int) -> int:
+    """More items than this to place in a row of ``n`` keys (positives and junk of one query, e.g. Oxford's
+    hundreds), two passes per item cost more than the sort, which then ranks the row (measured: about 25 items at
+    ``n`` = 5,000, over 150 at 100,000; capped at 128 for rows beyond the caches)."""
+    return max(24, min(n // 500, 128))
 
 
 def _before(keys: np.ndarray, others: np.ndarray, j: int) -> int:
@@ -75,14 +81,15 @@ def query_places(keys, columns, head: int, excluded: int = -1, last=None) -> tup
     column ``excluded`` removed (``-1``: none) and the columns ``last`` (sorted distinct column numbers, or
     None) moved after all the others (their order kept). Returns ``places`` ``(m,)`` int64, the 0-based place of each of
     ``columns`` ``(m,)`` in that ranking (``-1`` for ``excluded``), and ``head_columns``, its first
-    ``min(head, ranked)`` columns. Equal to :func:`query_places_by_sort`, the full sort. ``O(n (m + 3))``.
+    ``min(head, ranked)`` columns. Equal to :func:`query_places_by_sort`, the full sort. ``O(n (2m + 4))``; rows
+with NaN, more than 64 ``last`` columns or more ``columns`` than :func:`_max_items` are sorted instead.
     """
     keys = np.asarray(keys)
     columns = np.asarray(columns, dtype=np.int64)
     if keys.ndim != 1 or keys.dtype != np.float32:
         raise TypeError(f"query_places ranks a 1-D float32 row, got {keys.dtype} of shape {keys.shape}")
     late = np.zeros(0, dtype=np.int64) if last is None else np.asarray(last, dtype=np.int64)
-    if late.size > _MAX_LAST or np.isnan(keys).any():
+    if late.size > _MAX_LAST or columns.size > _max_items(keys.size) or np.isnan(keys).any():
         return query_places_by_sort(keys, columns, head, excluded, last)
     excluded = int(excluded)
     late = late[late != excluded]                                # the columns ranked after the others
