@@ -18,13 +18,15 @@ array of global vectors:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
-from sklearn.base import BaseEstimator
-from sklearn.utils.validation import check_is_fitted
 
 from .bags import Bags, as_bags
+from .estimator import Estimator, not_fitted
+
+if TYPE_CHECKING:  # scipy.sparse costs a third of a second at start-up; only annotations name it here
+    import scipy.sparse as sp
 
 __all__ = ["Aggregator", "PrototypeSupport", "UndefinedCriterionError", "annotated_class_sizes", "check_labels",
            "describe_class_sizes"]
@@ -51,7 +53,7 @@ class PrototypeSupport:
     weight_definition: str
 
 
-class Aggregator(BaseEstimator):
+class Aggregator(Estimator):
     """Base class for aggregators. Subclasses implement ``_fit(bags, y)`` and ``_transform(bags)``.
 
     Class attributes
@@ -84,7 +86,7 @@ class Aggregator(BaseEstimator):
 
     def transform(self, bags) -> np.ndarray:
         """Aggregate each sample of ``bags`` into one vector: returns ``(m, D)``."""
-        check_is_fitted(self, "n_features_in_")
+        not_fitted(self, "n_features_in_")
         bags = as_bags(bags)
         if bags.dim != self.n_features_in_:
             raise ValueError(f"{type(self).__name__}.transform: descriptors have dimension {bags.dim}, "

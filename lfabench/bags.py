@@ -18,9 +18,12 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 __all__ = ["Bags", "KEYPOINT_FIELDS", "EmptySampleWarning"]
 
@@ -348,6 +351,8 @@ class Bags:
             w = np.repeat(1.0 / np.maximum(counts, 1), counts).astype(dtype)
         else:
             w = np.ones(self.n_descriptors, dtype=dtype)
+        import scipy.sparse as sp  # here: scipy.sparse costs a third of a second at start-up
+
         return sp.csr_matrix((w, np.arange(self.n_descriptors), self.offsets),
                              shape=(self.n_samples, self.n_descriptors))
 

@@ -35,11 +35,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator
 from tqdm.auto import tqdm
 
 from .bags import Bags, descriptor_dtype_problem
 from .dataset import CorruptImageError, Dataset
+from .estimator import Estimator
 from .storage import ArrayCache, cache_key, resolve_cache, save_npz_atomic
 
 #: Set to 0/false/no/off to turn off descriptor caching everywhere (whatever ``describe``'s ``cache`` says).
@@ -103,7 +103,7 @@ def _caching_enabled() -> bool:
     return os.environ.get(NO_CACHE_ENV, "1").lower() not in ("0", "false", "no", "off")
 
 
-class Descriptor(BaseEstimator):
+class Descriptor(Estimator):
     """Base class for descriptor extractors.
 
     Subclasses implement :meth:`extract` for one image; :meth:`describe` runs it over a

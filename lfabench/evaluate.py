@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from sklearn.base import BaseEstimator
 
 from .dataset import Dataset
+from .estimator import Estimator
 from .splits import labelled_classes, labelled_subset, partial_labels, stratified_split
 
 __all__ = ["Evaluator", "Split", "METRIC_DIRECTIONS", "higher_is_better", "labelled_classes", "labelled_subset",
@@ -72,7 +72,7 @@ def higher_is_better(evaluator, metric: str) -> bool:
     return direction == "higher"
 
 
-class Evaluator(BaseEstimator):
+class Evaluator(Estimator):
     """Base class for evaluation protocols.
 
     Hyper-parameters are ``__init__`` arguments stored under the same names (scikit-learn's

@@ -32,9 +32,32 @@ import typing
 from numbers import Integral, Real
 from typing import Any, Callable
 
-from sklearn.utils._param_validation import InvalidParameterError, Interval, validate_parameter_constraints
-
 _NO_RULE = object()
+
+
+class Interval:
+    """scikit-learn's ``Interval(type, left, right, closed=...)`` constraint, stated without importing
+    scikit-learn (over a second at start-up, which every plugin module naming a range would pay).
+
+    ``type``: ``numbers.Integral`` or ``numbers.Real``; ``left``/``right``: the bounds (``None``: unbounded);
+    ``closed``: ``"left"``, ``"right"``, ``"both"`` or ``"neither"``. :func:`check_params` checks it as the
+    scikit-learn ``Interval`` of the same arguments (:meth:`to_sklearn`); a plugin may use either class.
+    """
+
+    __slots__ = ("type", "left", "right", "closed")
+
+    def __init__(self, type, left, right, *, closed: str):  # noqa: A002 - scikit-learn's signature
+        self.type, self.left, self.right, self.closed = type, left, right, closed
+
+    def __repr__(self) -> str:
+        return f"Interval({self.type.__name__}, {self.left!r}, {self.right!r}, closed={self.closed!r})"
+
+    def to_sklearn(self):
+        """The same constraint as ``sklearn.utils._param_validation.Interval``."""
+        from sklearn.utils._param_validation import Interval as SklearnInterval
+
+        return SklearnInterval(self.type, self.left, self.right, closed=self.closed)
+
 
 #: The largest seed: NumPy's legacy ``RandomState`` and scikit-learn take seeds in [0, 2**32 - 1].
 MAX_SEED = 2**32 - 1
@@ -164,11 +187,16 @@ def check_params(kind: str, name: str, factory: Callable, params: dict[str, Any]
             raise ConfigError(f"{kind} {name!r}: parameter {key}={value!r} must be {_describe(expected[key])} "
                               f"(`{kind}.params.{key}=...`)")
     rules = constraints(factory)
-    for key, value in params.items():
-        if key not in rules:
-            continue
+    checked = [key for key in params if key in rules]
+    if not checked:
+        return
+    from sklearn.utils._param_validation import InvalidParameterError, validate_parameter_constraints
+
+    for key in checked:
+        value = params[key]
+        rule = [c.to_sklearn() if isinstance(c, Interval) else c for c in rules[key]]
         try:
-            validate_parameter_constraints({key: rules[key]}, {key: value}, caller_name=f"{kind} {name!r}")
+            validate_parameter_constraints({key: rule}, {key: value}, caller_name=f"{kind} {name!r}")
         except InvalidParameterError as exc:
             # scikit-learn's message names the parameter, the plugin, the range and the value
             raise ConfigError(f"{exc} (`{kind}.params.{key}=...`)") from None

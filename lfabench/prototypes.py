@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from .aggregate import PrototypeSupport
 from .bags import Bags
@@ -49,6 +48,8 @@ def support_arrays(support: PrototypeSupport, fit_bags: Bags, fit_indices) -> di
 
     ``fit_indices`` ``(m_fit,)``: the dataset index of each sample of ``fit_bags`` (the split's fit samples).
     """
+    import scipy.sparse as sp  # here: a third of a second at start-up
+
     C = sp.coo_matrix(support.selection)
     n_fit = fit_bags.n_descriptors
     if C.shape[0] != n_fit:

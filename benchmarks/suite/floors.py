@@ -90,13 +90,19 @@ def dm(p, s: Scale, stage: str) -> list[Op]:
     return [assign(s.n_test, K, s.d), Op("histograms x diffusion: 2mK^2", flops=2.0 * s.m_test * K * K)]
 
 
-def fv(p, s: Scale, stage: str) -> list[Op]:
+def fv(p, s: Scale, stage: str, gmm_n_iter: int | None = None) -> list[Op]:
+    """FV's operations; ``gmm_n_iter``: the EM iterations the fit ran (its ``fit_info``), else the cap
+    ``gmm_iter`` (an upper bound on the floor). The EM runs in float32 (``em="float32"``, the default) or
+    float64 (scikit-learn's, ``em="sklearn"``)."""
     K, q = p["n_components"], (p["pca_components"] or s.d)
     if stage == "fit":
         n = _sample(s.n_fit, p["max_training_descriptors"])
+        iters = p["gmm_iter"] if gmm_n_iter is None else int(gmm_n_iter)
+        ran = f"at most {iters}" if gmm_n_iter is None else f"{iters} (run)"
         return [Op("PCA (full SVD): 4nd^2", flops=4.0 * n * s.d**2),
                 kmeans(n, K, q, p["kmeans_iter"]),
-                Op(f"EM, at most {p['gmm_iter']} x (E: 4nKq, M: 4nKq)", flops=p["gmm_iter"] * 8.0 * n * K * q)]
+                Op(f"EM, {ran} x (E: 4nKq, M: 4nKq)", flops=iters * 8.0 * n * K * q,
+                   dtype="float64" if p.get("em") == "sklearn" else "float32")]
     return [Op("projection 2ndq", flops=2.0 * s.n_test * s.d * q),
             Op("posteriors 4nKq + statistics 4nKq", flops=8.0 * s.n_test * K * q)]
 
@@ -146,6 +152,7 @@ def univcg(p, s: Scale, stage: str) -> list[Op]:
 
 
 def prolfa(p, s: Scale, stage: str, searches: int = 1) -> list[Op]:
+    """ProLFA's operations; ``searches``: the exact candidate searches the fit ran (``fit_info["searches"]``)."""
     dbar = p["n_prototypes"]
     if stage == "fit":
         return [Op(f"{searches} exact candidate searches 2n d dbar", flops=searches * 2.0 * s.n_fit * s.d * dbar,

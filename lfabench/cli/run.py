@@ -105,8 +105,9 @@ def register_plugin_configs() -> None:
     from .protocol import register_cap_configs, with_protocol
 
     cs = ConfigStore.instance()
+    yaml_names = {kind: yaml_options(kind) for kind in KINDS}  # once per kind: each scans every installed package
     for spec in get_registry().specs():
-        if spec.name in yaml_options(spec.kind):
+        if spec.name in yaml_names[spec.kind]:
             continue  # the yaml file wins; storing both would make Hydra treat the node as a schema
         node, package = with_protocol(spec, plugin_config(spec))
         cs.store(group=spec.kind, name=spec.name, node=node, package=package, provider=spec.distribution)

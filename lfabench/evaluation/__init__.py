@@ -10,7 +10,8 @@
 * :func:`recompute_metrics`, :func:`label_predictions`, :func:`retrieval_predictions` — a protocol's
   stored predictions and every metric recomputed from them (:mod:`lfabench.evaluation.predictions`);
 * :func:`rank_database`, :func:`fit_metric_space`, :func:`knn_search` — exact FAISS
-  search with the lower-index tie rule (:mod:`lfabench.evaluation.search`);
+  search with the lower-index tie rule (:mod:`lfabench.evaluation.search`); :func:`query_places` — a
+  query's places and head of that ranking by counts, without sorting (:mod:`lfabench.evaluation.places`);
 * :func:`paired_wilcoxon_p`, :func:`compare_to_best` — paired significance over
   seeds (:mod:`lfabench.evaluation.significance`);
 * :func:`corrected_resampled_ttest`, :func:`mcnemar_exact_p`, :func:`sign_flip_pvalues`,
@@ -30,13 +31,15 @@ from .knn import accuracy_from_predictions, knn_accuracy, knn_predict
 from .multiple import FriedmanResult, friedman_test, holm, nemenyi_cd, nemenyi_q, tied_ranks
 from .paired_tests import (PairedDifference, bootstrap_mean_ci, corrected_resampled_ttest, mcnemar_exact_p,
                            paired_t_p, sign_flip_pvalues, two_way_bootstrap_ci)
+from .places import query_places, query_places_by_sort
 from .predictions import (knn_predictions, label_predictions, per_unit_scores, predictions_fingerprint,
                           recompute_metrics, retrieval_predictions)
 from .ranking import (average_precision, mean_average_precision, per_query_scores_from_places, precision_at_k,
                       ranked_list_from_places, ranking_prefix, ranks_of, retrieval_metrics_from_rankings,
                       scores_from_places)
 from .revisited import SETUPS, revisited_metrics, revisited_precision_at_k, revisited_scores, revisited_setup
-from .search import METRICS, MetricSpace, fit_metric_space, knn_search, rank_database, rank_database_blocks
+from .search import (METRICS, MetricSpace, fit_metric_space, knn_search, rank_database, rank_database_blocks,
+                     ranking_key_blocks)
 from .significance import compare_to_best, paired_wilcoxon_p, significance_by_group
 from .whitening import COVARIANCE_ESTIMATORS, Whitening, fit_whitening
 
@@ -50,6 +53,7 @@ __all__ = [
     "label_predictions", "knn_predictions", "retrieval_predictions", "recompute_metrics", "predictions_fingerprint",
     "SETUPS", "revisited_precision_at_k", "revisited_scores", "revisited_setup", "revisited_metrics",
     "METRICS", "MetricSpace", "fit_metric_space", "knn_search", "rank_database", "rank_database_blocks",
+    "ranking_key_blocks", "query_places", "query_places_by_sort",
     "paired_wilcoxon_p", "compare_to_best", "significance_by_group",
     "holm", "tied_ranks", "FriedmanResult", "friedman_test", "nemenyi_q", "nemenyi_cd",
     "COVARIANCE_ESTIMATORS", "Whitening", "fit_whitening",

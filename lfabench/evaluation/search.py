@@ -34,7 +34,7 @@ import numpy as np
 from .whitening import Whitening, fit_whitening
 
 __all__ = ["METRICS", "MetricSpace", "fit_metric_space", "knn_search", "rank_database", "rank_database_blocks",
-           "stable_argsort_rows"]
+           "ranking_key_blocks", "stable_argsort_rows"]
 
 METRICS = ("euclidean", "cosine", "mahalanobis", "minkowski")
 
@@ -203,6 +203,16 @@ def rank_database_blocks(database_X, query_X, metric: str = "euclidean", p: floa
     """:func:`rank_database`'s rows, ``chunk`` queries at a time: an iterator of ``(<= chunk, n)`` int64 blocks
     in query order (``.n_queries``: their total), so that a caller scoring each query holds one block of
     rankings, never the whole ``(t, n)`` matrix. The input is checked here, before the first block."""
+    keys = ranking_key_blocks(database_X, query_X, metric, p, covariance, chunk)
+    return _Blocks(keys.n_queries, (stable_argsort_rows(block) for block in keys))
+
+
+def ranking_key_blocks(database_X, query_X, metric: str = "euclidean", p: float | None = None,
+                       covariance: str = "auto", chunk: int = 256):
+    """The keys :func:`rank_database_blocks` sorts: an iterator of ``(<= chunk, n)`` float32 blocks in query order
+    (``.n_queries``: their total), smaller first (the distance as FAISS computes it, negated for inner
+    products); a row's stable order is its ranking, ties to the lower database index. The metric space is fitted
+    on the database; the input is checked here, before the first block."""
     import faiss
 
     space = fit_metric_space(database_X, metric, p, covariance)
@@ -214,7 +224,7 @@ def rank_database_blocks(database_X, query_X, metric: str = "euclidean", p: floa
     def blocks():
         for start in range(0, max(queries.shape[0], 1), chunk):
             D = faiss.pairwise_distances(queries[start:start + chunk], base, space.faiss_metric, space.metric_arg)
-            yield stable_argsort_rows(-D if space.larger_is_closer else D)
+            yield -D if space.larger_is_closer else D
 
     return _Blocks(int(queries.shape[0]), blocks())
 

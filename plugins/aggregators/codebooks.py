@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-from sklearn.utils import check_random_state
 
 from lfabench.storage import cacheable_seed, cached_fit
 
@@ -12,6 +11,8 @@ def training_sample(X: np.ndarray, max_rows: int, random_state) -> np.ndarray:
     """At most ``max_rows`` rows of ``X`` (``(N, d)``), drawn uniformly without replacement (seeded)."""
     if X.shape[0] <= max_rows:
         return X
+    from sklearn.utils import check_random_state
+
     rng = check_random_state(random_state)
     rows = np.sort(rng.choice(X.shape[0], size=max_rows, replace=False))
     return X[rows]
@@ -21,6 +22,8 @@ def seed_of(random_state) -> int:
     """An int seed for faiss from a scikit-learn style ``random_state``."""
     if isinstance(random_state, (int, np.integer)):
         return int(random_state) % (2**31)
+    from sklearn.utils import check_random_state
+
     return int(check_random_state(random_state).randint(0, 2**31 - 1))
 
 

@@ -30,9 +30,9 @@ Output: ``n_estimators * hidden_layer_sizes[-1]`` (``whiten_components`` when ``
 from __future__ import annotations
 
 import warnings
+from typing import Literal
 
 import numpy as np
-from sklearn.exceptions import ConvergenceWarning
 from tqdm.auto import tqdm
 
 from lfabench import PluginSpec, hookimpl
@@ -69,6 +69,8 @@ class FVNN(Aggregator):
         Bagged networks (0 = no supervised layer).
     max_iter : int
         Training epochs of each network (Adam).
+    em : {"float32", "sklearn"}
+        The EM of the FV layer's GMM (see the ``fv`` plugin).
     random_state : int or None
     """
 
@@ -78,7 +80,7 @@ class FVNN(Aggregator):
 
     def __init__(self, n_components: int = 64, pca_components: int | None = 64, whiten_components: int = 512,
                  hidden_layer_sizes: tuple = (512,), alpha: float = 1e-4, n_estimators: int = 4,
-                 max_iter: int = 100, random_state=None):
+                 max_iter: int = 100, em: Literal["float32", "sklearn"] = "float32", random_state=None):
         self.n_components = n_components
         self.pca_components = pca_components
         self.whiten_components = whiten_components
@@ -86,6 +88,7 @@ class FVNN(Aggregator):
         self.alpha = alpha
         self.n_estimators = n_estimators
         self.max_iter = max_iter
+        self.em = em
         self.random_state = random_state
 
     def _fit(self, bags: Bags, y):
@@ -103,7 +106,8 @@ class FVNN(Aggregator):
         seed = seed_of(self.random_state)
         # descriptors smaller than pca_components (e.g. 3x3 patches) are kept whole rather than refused
         pca = None if self.pca_components is None else min(int(self.pca_components), bags.dim)
-        self.fisher_ = FisherVector(n_components=self.n_components, pca_components=pca, random_state=seed).fit(bags)
+        self.fisher_ = FisherVector(n_components=self.n_components, pca_components=pca, em=self.em,
+                                    random_state=seed).fit(bags)
         F = self.fisher_.transform(bags).astype(np.float64)
         n_white = int(min(self.whiten_components, F.shape[0] - 1, F.shape[1]))
         self.whitener_ = PCAWhitening(n_white).fit(F)      # scikit-learn's PCA(whiten=True), from the Gram matrix
@@ -120,13 +124,16 @@ class FVNN(Aggregator):
                           disable=None):
                 bag.set_params(n_estimators=k)
                 with warnings.catch_warnings():
+                    from sklearn.exceptions import ConvergenceWarning
+
                     warnings.simplefilter("ignore", ConvergenceWarning)
                     bag.fit(Fw.astype(NETWORK_DTYPE), labels)
             self.bagging_ = bag
             curves = [[float(v) for v in est.loss_curve_] for est in bag.estimators_]
         shortest = min((len(c) for c in curves), default=0)
         mean_curve = [float(np.mean([c[e] for c in curves])) for e in range(shortest)]
-        self.fit_info_ = {"training_curve": mean_curve, "training_curves": curves, "whiten_components": n_white}
+        self.fit_info_ = {"training_curve": mean_curve, "training_curves": curves, "whiten_components": n_white,
+                          **{key: value for key, value in self.fisher_.fit_info_.items() if key.startswith("gmm_")}}
 
     def _hidden(self, Fw: np.ndarray) -> np.ndarray:
         """[m, n_estimators * h] last-hidden-layer activations of every bagged network."""

@@ -23,7 +23,6 @@ An empty sample aggregates to the zero vector.
 from __future__ import annotations
 
 import numpy as np
-from sklearn.utils import check_random_state
 
 from lfabench import PluginSpec, hookimpl
 from lfabench.aggregate import Aggregator
@@ -86,6 +85,8 @@ class GammaDemocratic(Aggregator):
             D = int(self.sketch_dim)
             if D < 1:
                 raise ValueError(f"GammaDemocratic: sketch_dim must be >= 1, got {self.sketch_dim}")
+            from sklearn.utils import check_random_state
+
             rng = check_random_state(self.random_state)
             self.sketch_ = {"h1": rng.randint(0, D, d), "s1": rng.choice([-1.0, 1.0], d),
                             "h2": rng.randint(0, D, d), "s2": rng.choice([-1.0, 1.0], d)}

@@ -64,14 +64,12 @@ objective ``||Y_new - D_new X||_F^2 / n`` after each K-SVD iteration.
 from __future__ import annotations
 
 import numpy as np
-from sklearn.utils import check_random_state
 
 from lfabench import PluginSpec, hookimpl
 from lfabench.aggregate import Aggregator, UndefinedCriterionError, annotated_class_sizes, describe_class_sizes
 from lfabench.bags import Bags
 
 from .normalization import l2_normalize
-from .omp import batch_omp, ksvd, normalize_atoms
 from .supervised import check_positive, class_indicator
 
 
@@ -139,6 +137,8 @@ class LCKSVD2(Aggregator):
                 f"{sizes.size} or more, or annotate fewer classes")
 
     def _fit(self, bags: Bags, y):
+        from .omp import batch_omp, ksvd, normalize_atoms  # numba: a second at start-up, paid by LC-KSVD2 only
+
         name = type(self).__name__
         check_positive(self.n_atoms, "n_atoms", name, integer=True)
         check_positive(self.sparsity, "sparsity", name, integer=True)
@@ -146,6 +146,8 @@ class LCKSVD2(Aggregator):
         check_positive(self.sqrt_beta, "sqrt_beta", name, allow_zero=True)
         check_positive(self.n_iter, "n_iter", name, integer=True, allow_zero=True)
         check_positive(self.init_iter, "init_iter", name, integer=True, allow_zero=True)
+        from sklearn.utils import check_random_state
+
         rng = check_random_state(self.random_state)
         H_img = class_indicator(y, bags.n_samples)
         H_img = H_img[:, H_img.sum(axis=0) > 0]
@@ -210,6 +212,8 @@ class LCKSVD2(Aggregator):
         return self._encode(bags, self.dictionary_)
 
     def _encode(self, bags: Bags, dictionary: np.ndarray) -> np.ndarray:
+        from .omp import batch_omp
+
         m, K = bags.n_samples, dictionary.shape[0]
         out = np.zeros((m, K))
         off, counts = bags.offsets, bags.counts

@@ -29,7 +29,6 @@ float32 (``WORK_DTYPE``) with float64 sums over blocks; the float64 path is the 
 from __future__ import annotations
 
 import numpy as np
-from scipy import sparse
 
 DISTANCES = ("sqeuclidean", "euclidean")
 _EPS = 1e-12
@@ -116,6 +115,8 @@ class SoftHistograms:
         weights = np.repeat(1.0 / np.maximum(counts, 1), counts).astype(self.dtype)
         self.weights = weights
         self.blocks = []
+        from scipy import sparse  # here: a third of a second at start-up
+
         for lo, hi in image_blocks(self.offsets, block_rows):
             r0, r1 = int(self.offsets[lo]), int(self.offsets[hi])
             pool = sparse.csr_matrix((weights[r0:r1], np.arange(r1 - r0), self.offsets[lo:hi + 1] - r0),

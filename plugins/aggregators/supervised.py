@@ -9,7 +9,6 @@ here assumes a descriptor-level ground truth.
 from __future__ import annotations
 
 import numpy as np
-from sklearn.utils import check_random_state
 from tqdm.auto import tqdm
 
 from lfabench.aggregate import check_labels
@@ -39,6 +38,8 @@ def per_image_sample(bags: Bags, per_image: int | None, random_state) -> Bags:
         return bags
     if int(per_image) < 1:
         raise ValueError(f"descriptors_per_image must be >= 1 or None, got {per_image}")
+    from sklearn.utils import check_random_state
+
     rng = check_random_state(random_state)
     owner = bags.sample_index()
     order = np.lexsort((rng.random_sample(bags.n_descriptors), owner))   # by image, random within image

@@ -20,14 +20,16 @@ An empty sample aggregates to the zero vector.
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
 from lfabench import PluginSpec, hookimpl
 from lfabench.aggregate import Aggregator
 from lfabench.bags import Bags
+from lfabench.lazy import LazyModule
 
 from .codebooks import assign_nearest, cached_kmeans
 from .normalization import intra_normalize, l2_normalize, signed_power
+
+sp = LazyModule("scipy.sparse")  # imported at first use: a third of a second at start-up
 
 
 def vlad_encode(bags: Bags, centres: np.ndarray, assignments: np.ndarray | None = None) -> np.ndarray:

@@ -23,11 +23,11 @@ from numbers import Integral
 from pathlib import Path
 
 import numpy as np
-from sklearn.utils._param_validation import Interval
 
 from lfabench import PluginSpec, hookimpl
 from lfabench.bags import KEYPOINT_FIELDS, descriptor_dtype_problem
 from lfabench.describe import Descriptor, DescriptorDataError, as_float32
+from lfabench.params import Interval
 
 from .descfiles import READERS, open_hdf5, read_hdf5_item
 

@@ -6,9 +6,10 @@ aggregators see ``labelled_fraction`` of each class labelled, rounded up (the pa
 ``labelled_unit="class"`` (``+evaluator.params.labelled_unit=class``) ``labelled_fraction`` of the classes
 instead, every image of each labelled (:func:`lfabench.splits.labelled_classes`);
 unsupervised aggregators ignore the labels). Each query's vector ranks the
-whole database with an exact FAISS flat index
-(:func:`lfabench.evaluation.rank_database_blocks`, a block of queries at a time; ties go to the lower
-sample index);
+whole database by exact FAISS distances
+(:func:`lfabench.evaluation.ranking_key_blocks`, a block of queries at a time; ties go to the lower
+sample index), known by counts rather than a sort: the place of each positive and junk image and the
+first few images (:func:`lfabench.evaluation.query_places`, equal to the full stable sort's ranking);
 the ranking is scored with the dataset's :class:`~lfabench.dataset.RetrievalGroundTruth`:
 
 * **Oxford Buildings** (Philbin et al., CVPR 2007): positives = good + ok, junk
@@ -48,7 +49,7 @@ from lfabench import PluginSpec, hookimpl
 from lfabench.bags import Bags
 from lfabench.dataset import Dataset, RetrievalGroundTruth
 from lfabench.evaluate import Evaluator, Split
-from lfabench.evaluation import (rank_database_blocks, ranked_list_from_places, ranking_prefix,
+from lfabench.evaluation import (query_places, ranked_list_from_places, ranking_key_blocks, ranking_prefix,
                                  retrieval_predictions, revisited_metrics, revisited_scores, scores_from_places)
 from lfabench.evaluation.largescale import LARGE_METRICS, ChunkedDatabase, large_search
 from lfabench.plugin import default_params
@@ -241,14 +242,16 @@ class Retrieval(Evaluator):
         rows = self._query_rows(dataset, features.shape[0])
         empty = split.empty_mask(features.shape[0])
         row_of = _database_rows(db, dataset)
-        if self.search == "full":  # one block of rankings at a time: never the whole (queries, database) matrix
-            blocks = rank_database_blocks(features[db], features[rows], self.metric, self.p, self.covariance)
+        full = self.search == "full"
+        if full:  # one block of distance rows at a time: never the whole (queries, database) matrix
+            blocks = ranking_key_blocks(_rows(features, db), features[rows], self.metric, self.p, self.covariance)
+            last = np.flatnonzero(empty[db])                    # database rows without descriptors: ranked last
         else:
             blocks = [self._shortlists(features, db, rows, empty, split, seed=split.seed)]
         ks, k_max = self._ks, max(self._ks, default=0)
         aps, precisions = [], {k: [] for k in ks}
         heads, pos_places, junk_places = [], [], []  # what the record's predictions keep of each ranking
-        for q, order in enumerate(row for block in blocks for row in block):
+        for q, row in enumerate(row for block in blocks for row in block):
             if empty[rows[q]]:  # a query without descriptors has nothing to search with: scored 0
                 aps.append(0.0)
                 heads.append(np.empty(0, dtype=np.int64))
@@ -258,14 +261,24 @@ class Retrieval(Evaluator):
                     precisions[k].append(0.0)
                 continue
             query_row = int(row_of[gt.queries[q]]) if gt.exclude_query_from_ranking else -1
-            ranked = _ranked_rows(order, empty[db] if self.search == "full" else None, query_row)
-            # the place of every database row in this ranking (the inverse permutation; -1: not ranked)
-            place = np.full(db.size, -1, dtype=np.int64)
-            place[ranked] = np.arange(ranked.size)
-            pos_places.append(_places(place, row_of, gt.positives[q]))
-            junk_places.append(_places(place, row_of, gt.junk[q]))
             # the k_max-th non-junk item lies within the first k_max + len(junk) places
-            heads.append(ranking_prefix(db[ranked[:k_max + len(gt.junk[q])]], gt.junk[q], k_max))
+            n_head = k_max + len(gt.junk[q])
+            if full:  # row: the query's distances to the database; places counted, not sorted
+                wanted = row_of[np.concatenate([np.asarray(gt.positives[q], dtype=np.int64),
+                                                np.asarray(gt.junk[q], dtype=np.int64)])]
+                at = np.full(wanted.size, -1, dtype=np.int64)
+                at[wanted >= 0], head_rows = query_places(row, wanted[wanted >= 0], n_head, query_row, last)
+                pos_places.append(at[:len(gt.positives[q])])
+                junk_places.append(at[len(gt.positives[q]):])
+            else:  # row: the query's shortlist of database rows
+                ranked = _ranked_rows(row, query_row)
+                # the place of every database row in this ranking (the inverse permutation; -1: not ranked)
+                place = np.full(db.size, -1, dtype=np.int64)
+                place[ranked] = np.arange(ranked.size)
+                pos_places.append(_places(place, row_of, gt.positives[q]))
+                junk_places.append(_places(place, row_of, gt.junk[q]))
+                head_rows = ranked[:n_head]
+            heads.append(ranking_prefix(db[head_rows], gt.junk[q], k_max))
             ap, at_k = scores_from_places(gt.positives[q], pos_places[q], gt.junk[q], junk_places[q], ks)
             aps.append(ap)
             for k, value in zip(ks, at_k):
@@ -299,19 +312,20 @@ def _database_rows(db: np.ndarray, dataset: Dataset) -> np.ndarray:
     return row_of
 
 
-def _ranked_rows(order: np.ndarray, empty_db: np.ndarray | None, query_row: int) -> np.ndarray:
-    """One query's ranking as database rows, best first, from its row of ``order`` (``-1``: shortlist padding).
+def _rows(features: np.ndarray, db: np.ndarray) -> np.ndarray:
+    """``features[db]``, as a view (no copy of the database) where ``db`` is a run of consecutive rows."""
+    if db.size and int(db[-1]) - int(db[0]) == db.size - 1 and np.all(np.diff(db) == 1):
+        return features[int(db[0]):int(db[-1]) + 1]
+    return features[db]
 
-    ``empty_db`` (the full ranking only; a shortlist puts them last already): database images without
-    descriptors have no evidence, so they go last, keeping their order (a stable partition, never the
-    near-zero-distance hubs their zero vectors would be). ``query_row`` >= 0: the query's own row, removed
-    (Holidays protocol)."""
+
+def _ranked_rows(order: np.ndarray, query_row: int) -> np.ndarray:
+    """One query's ranking as database rows, best first, from its shortlist ``order`` (``-1``: padding; images
+    without descriptors are last in it already). ``query_row`` >= 0: the query's own row, removed (Holidays
+    protocol)."""
     keep = order >= 0
     if query_row >= 0:
         keep &= order != query_row
-    if empty_db is not None and empty_db.any():
-        last = empty_db[order]
-        return np.concatenate([order[keep & ~last], order[keep & last]])
     return order[keep]
 
 

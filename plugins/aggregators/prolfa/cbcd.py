@@ -53,8 +53,8 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
-from sklearn.exceptions import ConvergenceWarning
+
+from lfabench.lazy import LazyModule
 
 from .cbcd_cstep import CandidatesExhausted, c_step, gather_rows, working_set
 from .cbcd_facestep import MAX_FACE_SUPPORT, face_step
@@ -76,6 +76,8 @@ from .start import Start, initial_selection
 from .threads import one_thread
 from .wstep import solve_w
 from .cbcd_zstep import reweighted_z_step
+
+sp = LazyModule("scipy.sparse")  # imported at first use: a third of a second at start-up
 
 __all__ = ["ProLFAResult", "fit_cbcd", "one_hot_start", "line_search_weight"]
 
@@ -432,6 +434,8 @@ def fit_cbcd(pb: Problem, opts: FitOptions, start: Start | None = None) -> ProLF
             # the change was measured on the reused rows only: stop only if a searched iteration agrees
             search.confirm = True
     if not converged:
+        from sklearn.exceptions import ConvergenceWarning
+
         warnings.warn(f"ProLFA stopped at max_iter={opts.max_iter} before the relative change of J fell below "
                       f"tol={opts.tol} (last change {rel:.2e})", ConvergenceWarning, stacklevel=3)
     stats.update(fit_loss=fit_loss(pb, cur.P, cur.W), exclusivity=exclusivity(cur.C), final_relative_change=rel,

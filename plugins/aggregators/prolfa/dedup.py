@@ -21,7 +21,10 @@ rows, with each weight on the representative row.
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
+
+from lfabench.lazy import LazyModule
+
+sp = LazyModule("scipy.sparse")  # imported at first use: a third of a second at start-up
 
 __all__ = ["distinct_rows", "expand_rows"]
 

@@ -47,8 +47,8 @@ import time
 import warnings
 
 import numpy as np
-import scipy.sparse as sp
-from sklearn.exceptions import ConvergenceWarning
+
+from lfabench.lazy import LazyModule
 
 from .arrays import array_namespace, to_host
 from .options import FitOptions
@@ -56,6 +56,8 @@ from .problem import Problem, energy, first_trial_step, fit_loss, gradient_facto
 from .result import ProLFAResult
 from .start import Start, initial_selection
 from .wstep import solve_w
+
+sp = LazyModule("scipy.sparse")  # imported at first use: a third of a second at start-up
 
 __all__ = ["DENSE_BYTES_LIMIT", "array_namespace", "fit_dense", "project_columns_newton", "project_columns_topk",
            "to_host"]
@@ -254,6 +256,8 @@ def fit_dense(pb: Problem, options: FitOptions, start: Start | None = None):
             converged = True
             break
     if not converged:
+        from sklearn.exceptions import ConvergenceWarning
+
         warnings.warn(f"ProLFA (backend={opts.backend!r}) stopped at max_iter={opts.max_iter} before the relative "
                       f"change of J fell below tol={opts.tol} (last change {rel:.2e})", ConvergenceWarning,
                       stacklevel=3)

@@ -42,8 +42,8 @@ import time
 import warnings
 
 import numpy as np
-import scipy.sparse as sp
-from sklearn.exceptions import ConvergenceWarning
+
+from lfabench.lazy import LazyModule
 
 from .arrays import array_namespace, to_host
 from .options import FitOptions
@@ -54,6 +54,8 @@ from .search import top_candidates
 from .sparsecols import split_keys
 from .start import Start, initial_selection
 from .wstep import solve_w
+
+sp = LazyModule("scipy.sparse")  # imported at first use: a third of a second at start-up
 
 __all__ = ["ColumnBuckets", "WorkingColumns", "column_grams", "column_step", "fit_pairwise", "search_gap"]
 
@@ -360,6 +362,8 @@ def fit_pairwise(pb: Problem, opts: FitOptions, start: Start | None = None, on_g
     if not converged:
         # the last gap was measured before the last steps: measure it at the point returned
         gaps.append(float(search_gap(pb, X32, wc, gradient_factor(pb, P, W), r, 1)[1].sum()))
+        from sklearn.exceptions import ConvergenceWarning
+
         warnings.warn(f"ProLFA (pairwise Frank-Wolfe{' on a GPU' if on_gpu else ''}) stopped at max_iter={opts.max_iter} searches before the Frank-Wolfe "
                       f"gap fell below gap_tol={opts.gap_tol} of J (last: {gaps[-1] / abs(J):.2e})",
                       ConvergenceWarning, stacklevel=3)

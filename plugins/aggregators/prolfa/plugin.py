@@ -26,11 +26,11 @@ import warnings
 from dataclasses import fields
 
 import numpy as np
-from sklearn.utils.validation import check_is_fitted
 
 from lfabench import PluginSpec, hookimpl
 from lfabench.aggregate import Aggregator, PrototypeSupport, check_labels
 from lfabench.bags import Bags
+from lfabench.estimator import not_fitted
 from lfabench.plugin import default_params
 
 from . import (
@@ -276,7 +276,7 @@ class ProLFA(Aggregator):
         normalised descriptors' mean against a convex combination of them, so the norms are on one
         scale; the weight ignores how much a feature varies across images.
         """
-        check_is_fitted(self, "selection_")
+        not_fitted(self, "selection_")
         return PrototypeSupport(self.selection_, np.linalg.norm(self.projection_, axis=1), self.WEIGHT_DEFINITION)
 
     def _fit_scale(self, X: np.ndarray, Mu: np.ndarray) -> float:

@@ -23,9 +23,12 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-import scipy.sparse as sp
+
+from lfabench.lazy import LazyModule
 
 from .sparsecols import block_rows, combine, run_starts
+
+sp = LazyModule("scipy.sparse")  # imported at first use: a third of a second at start-up
 
 __all__ = ["Problem", "fit_loss", "exclusivity", "objective", "energy", "gradient_factor", "gradient_entries",
            "quadratic_term", "lipschitz_bound", "first_trial_step", "frank_wolfe_gap"]

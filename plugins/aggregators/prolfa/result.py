@@ -5,9 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.sparse as sp
+
+from lfabench.lazy import LazyModule
 
 from .sparsecols import make_keys
+
+sp = LazyModule("scipy.sparse")  # imported at first use: a third of a second at start-up
 
 __all__ = ["ProLFAResult", "one_hot_start"]
 

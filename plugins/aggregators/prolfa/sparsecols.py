@@ -9,7 +9,10 @@ keeps each column's entries contiguous for the per-column simplex projection.
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
+
+from lfabench.lazy import LazyModule
+
+sp = LazyModule("scipy.sparse")  # imported at first use: a third of a second at start-up
 
 __all__ = ["make_keys", "split_keys", "union_keys", "align", "to_csc", "from_csc", "combine", "block_rows",
            "gather_float64", "run_starts", "ColumnLayout"]
