@@ -71,6 +71,11 @@ class Evaluator(BaseEstimator):
     #: ``n`` the split info's ``field`` (the record's ``split``), so the leaderboard recovers the count and
     #: compares exact ratios (two methods with equal counts tie, whatever the float rounding of their means).
     count_metrics: dict[str, str] = {}
+    #: The range ``(low, high)`` (bounds included) of each metric that is not a percentage: a value outside it,
+    #: or a non-finite one, fails the run (:func:`lfabench.checks.check_metrics`), never recorded as ok.
+    metric_ranges: dict[str, tuple[float, float]] = {}
+    #: The range of every metric not in ``metric_ranges``: percentages; None allows any finite value.
+    default_metric_range: tuple[float, float] | None = (0.0, 100.0)
 
     def check_dataset(self, dataset: Dataset) -> None:
         if dataset.task != self.task:
