@@ -29,6 +29,7 @@ DEBUG_ENV = "LFABENCH_DEBUG"
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
+    from ..aggregate import FitDataError
     from ..dataset import CorruptImageError
     from ..describe import DescriptorDataError
     from ..params import ConfigError
@@ -39,7 +40,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     # FileNotFoundError covers DatasetNotFoundError and a descriptor file or folder that is not there;
     # WriteError: a file that could not be written (disk full...), named
     return (ConfigError, UnknownPluginError, PluginConflictError, FileNotFoundError, CorruptImageError,
-            RecordNotSavedError, WriteError, DescriptorDataError)
+            RecordNotSavedError, WriteError, DescriptorDataError, FitDataError)
 
 
 #: Errors a user caused and can fix (bad parameter, missing data...): one message, no traceback.

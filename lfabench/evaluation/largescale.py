@@ -118,8 +118,14 @@ def exact_topk(database: ChunkedDatabase | np.ndarray, queries: np.ndarray, k: i
     return best_D, best_I
 
 
+#: The fewest database vectors an IVF-PQ index trains on: its product quantiser has 2**8 centroids per sub-vector.
+IVFPQ_MIN_DATABASE = 256
+
+
 def plan_search(n: int, dim: int, memory_budget_bytes: float, method: str = "auto", nprobe: int = 16) -> SearchPlan:
-    """The search of ``n`` vectors of dimension ``dim``: exact if ``4 n dim <= memory_budget_bytes`` (module doc)."""
+    """The search of ``n`` vectors of dimension ``dim``: exact if ``4 n dim <= memory_budget_bytes`` (module doc).
+
+    IVF-PQ on fewer than :data:`IVFPQ_MIN_DATABASE` vectors (or fewer than its lists) is a ValueError saying so."""
     need = 4.0 * n * dim
     if method not in ("auto", "exact", "ivfpq"):
         raise ValueError(f"search method must be auto, exact or ivfpq, got {method!r}")
@@ -128,6 +134,9 @@ def plan_search(n: int, dim: int, memory_budget_bytes: float, method: str = "aut
                                                     f"{memory_budget_bytes / 2**30:.2f} GiB"
         return SearchPlan("exact", why, info={"database_gib": need / 2**30})
     nlist = int(2 ** max(4, round(np.log2(np.sqrt(n) / 4))))   # 1M vectors: 256 lists of ~3,900
+    if n < max(IVFPQ_MIN_DATABASE, nlist):
+        raise ValueError(f"IVF-PQ search needs a database of at least {max(IVFPQ_MIN_DATABASE, nlist)} vectors to "
+                         f"train its {nlist} lists and 256 codes per sub-vector, got {n}: search it exactly")
     m = max(d for d in range(1, min(64, dim) + 1) if dim % d == 0)
     why = "asked for" if method == "ivfpq" else (f"{need / 2**30:.2f} GiB of float32 exceeds the budget of "
                                                  f"{memory_budget_bytes / 2**30:.2f} GiB")

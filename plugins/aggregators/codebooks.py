@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils import check_random_state
 
+from lfabench.aggregate import FitDataError
 from lfabench.storage import cacheable_seed, cached_fit
 
 
@@ -28,7 +29,7 @@ def kmeans_codebook(X: np.ndarray, n_clusters: int, max_training_descriptors: in
                     random_state) -> np.ndarray:
     """``(K, d)`` float32 k-means centres of a seeded sample of ``X`` (``(N, d)``), via faiss.
 
-    Raises ValueError when there are fewer training descriptors than clusters.
+    Raises :class:`lfabench.aggregate.FitDataError` when there are fewer training descriptors than clusters.
     """
     import faiss
 
@@ -37,8 +38,9 @@ def kmeans_codebook(X: np.ndarray, n_clusters: int, max_training_descriptors: in
         raise ValueError(f"n_clusters must be >= 1, got {n_clusters}")
     sample = np.ascontiguousarray(training_sample(X, max_training_descriptors, random_state), dtype=np.float32)
     if sample.shape[0] < n_clusters:
-        raise ValueError(f"k-means needs at least n_clusters={n_clusters} training descriptors, "
-                         f"got {sample.shape[0]}")
+        raise FitDataError(f"k-means needs at least n_clusters={n_clusters} training descriptors, got "
+                           f"{sample.shape[0]} (of {X.shape[0]}, max_training_descriptors={max_training_descriptors}): "
+                           f"lower n_clusters or give it more descriptors")
     km = faiss.Kmeans(sample.shape[1], n_clusters, niter=int(n_iter), seed=seed_of(random_state),
                       max_points_per_centroid=max(256, sample.shape[0] // n_clusters + 1),
                       min_points_per_centroid=1, verbose=False)
