@@ -27,7 +27,7 @@ import numpy as np
 
 from lfabench.dataset import Dataset, RetrievalGroundTruth
 
-from .gtcheck import disjoint, duplicated, image_name, index_list, not_its_own, query_box
+from .gtcheck import disjoint, duplicated, image_name, index_list, not_its_own, query_box, shown
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".pgm", ".bmp", ".tif", ".tiff", ".webp")
 
@@ -99,7 +99,7 @@ def read_json(path: Path) -> tuple[list[str] | None, list[QueryTruth]]:
     try:
         data = json.loads(Path(path).read_text())
         rows = data["queries"]
-    except (json.JSONDecodeError, KeyError, TypeError) as exc:
+    except (json.JSONDecodeError, KeyError, TypeError, RecursionError, UnicodeDecodeError) as exc:
         raise ValueError(f"{path}: a JSON ground truth is {{\"queries\": [{{\"query\", \"positives\", ...}}]}} "
                          f"({exc})") from exc
     if not isinstance(rows, list):
@@ -109,7 +109,7 @@ def read_json(path: Path) -> tuple[list[str] | None, list[QueryTruth]]:
         where = f"{path}, query {q}"
         if not isinstance(row, dict) or "query" not in row or "positives" not in row:
             raise ValueError(f"{where}: each query needs 'query' and 'positives'")
-        where = f"{path}, query {q} ({row['query']!r})"
+        where = f"{path}, query {q} ({shown(row['query'])})"
         for key in ("positives", "junk"):
             if not isinstance(row.get(key) or [], list):
                 raise ValueError(f"{where}: {key} must be a list of image names")

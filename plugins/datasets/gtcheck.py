@@ -14,6 +14,15 @@ import numbers
 from pathlib import PurePosixPath, PureWindowsPath
 
 
+def shown(value) -> str:
+    """``value`` as an error message shows it: text and numbers as written (cut at 60 characters), anything else
+    by its type only (a crafted, deeply nested or self-referencing list has no safe repr)."""
+    if isinstance(value, (str, bytes, int, float)):
+        text = repr(value)
+        return text if len(text) <= 60 else text[:57] + "..."
+    return f"a {type(value).__name__}"
+
+
 def index_list(values, n: int, where: str, key: str) -> list[int]:
     """``values`` (the ``key`` list of one query, ``where`` names the file and the query) as distinct ints in
     ``0..n-1``; a ``ValueError`` naming the first offending entry otherwise. None is an empty list."""
@@ -24,7 +33,7 @@ def index_list(values, n: int, where: str, key: str) -> list[int]:
     out = []
     for i in values:
         if isinstance(i, bool) or not isinstance(i, numbers.Integral):
-            raise ValueError(f"{where}: {key} holds {i!r} ({type(i).__name__}), not an integer image index")
+            raise ValueError(f"{where}: {key} holds {shown(i)} ({type(i).__name__}), not an integer image index")
         if not 0 <= int(i) < n:
             raise ValueError(f"{where}: {key} index {int(i)} out of range for {n} database images")
         out.append(int(i))
@@ -37,7 +46,7 @@ def duplicated(items, where: str, key: str) -> None:
     seen = set()
     for item in items:
         if item in seen:
-            raise ValueError(f"{where}: {key} lists image {item!r} twice")
+            raise ValueError(f"{where}: {key} lists image {shown(item)} twice")
         seen.add(item)
 
 
@@ -49,7 +58,7 @@ def disjoint(where: str, **lists) -> None:
         for b in names[a_pos + 1:]:
             both = [item for item in lists[b] if item in first]
             if both:
-                raise ValueError(f"{where}: image {both[0]!r} is both {a} and {b}")
+                raise ValueError(f"{where}: image {shown(both[0])} is both {a} and {b}")
 
 
 def not_its_own(where: str, query, positives) -> None:
@@ -62,10 +71,10 @@ def not_its_own(where: str, query, positives) -> None:
 def image_name(name, where: str) -> str:
     """``name`` when it is a relative path inside the image folder, else a ``ValueError`` naming it."""
     if not isinstance(name, str) or not name or "\x00" in name:
-        raise ValueError(f"{where}: image name {name!r} is not a file name")
+        raise ValueError(f"{where}: image name {shown(name)} is not a file name")
     if (PurePosixPath(name).is_absolute() or PureWindowsPath(name).is_absolute() or PureWindowsPath(name).drive
             or ".." in PurePosixPath(name.replace("\\", "/")).parts):
-        raise ValueError(f"{where}: image name {name!r} leaves the dataset's folder (absolute, or with '..')")
+        raise ValueError(f"{where}: image name {shown(name)} leaves the dataset's folder (absolute, or with '..')")
     return name
 
 
@@ -76,12 +85,12 @@ def query_box(value, where: str):
         return None
     parts = value.split() if isinstance(value, str) else value
     if not isinstance(parts, (list, tuple)) or any(isinstance(v, bool) for v in parts):
-        raise ValueError(f"{where}: bbox must be four numbers x1 y1 x2 y2, got {value!r}")
+        raise ValueError(f"{where}: bbox must be four numbers x1 y1 x2 y2, got {shown(value)}")
     try:
         box = tuple(float(v) for v in parts)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"{where}: bbox must be four numbers x1 y1 x2 y2, got {value!r}") from exc
+        raise ValueError(f"{where}: bbox must be four numbers x1 y1 x2 y2, got {shown(value)}") from None
     if len(box) != 4 or not all(math.isfinite(v) for v in box) or not (box[0] <= box[2] and box[1] <= box[3]):
         raise ValueError(f"{where}: bbox must be four finite numbers x1 y1 x2 y2 with x1 <= x2, y1 <= y2, "
-                         f"got {value!r}")
+                         f"got {shown(value) if isinstance(value, str) else box}")
     return box
