@@ -30,6 +30,7 @@ DEBUG_ENV = "LFABENCH_DEBUG"
 
 def _user_errors() -> tuple[type[BaseException], ...]:
     from ..aggregate import FitDataError
+    from ..checks import OutputError
     from ..dataset import CorruptImageError
     from ..describe import DescriptorDataError
     from ..params import ConfigError
@@ -40,7 +41,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     # FileNotFoundError covers DatasetNotFoundError and a descriptor file or folder that is not there;
     # WriteError: a file that could not be written (disk full...), named
     return (ConfigError, UnknownPluginError, PluginConflictError, FileNotFoundError, CorruptImageError,
-            RecordNotSavedError, WriteError, DescriptorDataError, FitDataError)
+            RecordNotSavedError, WriteError, DescriptorDataError, FitDataError, OutputError)
 
 
 #: Errors a user caused and can fix (bad parameter, missing data...): one message, no traceback.
