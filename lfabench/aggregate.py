@@ -26,12 +26,19 @@ from sklearn.utils.validation import check_is_fitted
 
 from .bags import Bags, as_bags
 
-__all__ = ["Aggregator", "FitDataError", "PrototypeSupport", "check_labels"]
+__all__ = ["Aggregator", "FitDataError", "PrototypeSupport", "UndefinedCriterionError", "annotated_class_sizes",
+           "check_labels", "describe_class_sizes"]
 
 
 class FitDataError(ValueError):
     """The bags given to ``fit`` cannot train the aggregator as configured (e.g. fewer descriptors than
     clusters): a setting the user can change, stated in one message."""
+
+
+class UndefinedCriterionError(ValueError):
+    """A supervised method's criterion is undefined for the labels it is given (e.g. a within-class scatter
+    when every class has one annotated sample); the message names the criterion and the class counts.
+    Raised by :meth:`Aggregator.check_fit_labels`, before any descriptor is extracted when a run checks it."""
 
 
 @dataclass(frozen=True)
@@ -78,6 +85,8 @@ class Aggregator(BaseEstimator):
                 raise ValueError(f"{type(self).__name__}.fit: y has {y.shape[0]} rows for {bags.n_samples} samples")
         elif self.supervised and not self.semi_supervised:
             raise ValueError(f"{type(self).__name__} is supervised: fit(bags, y) needs labels y")
+        if y is not None and (self.supervised or self.semi_supervised):
+            self.check_fit_labels(y)
         self.n_features_in_ = bags.dim
         self._fit(bags, y)
         return self
@@ -106,6 +115,13 @@ class Aggregator(BaseEstimator):
 
     def fit_transform(self, bags, y=None) -> np.ndarray:
         return self.fit(bags, y).transform(bags)
+
+    def check_fit_labels(self, y) -> None:
+        """Raise :class:`UndefinedCriterionError` when this method's criterion is undefined for labels ``y``
+        (``(m,)``, ``-1`` = unlabelled), naming the criterion and the class counts; the default accepts any.
+
+        Needs labels only, never descriptors: ``fit`` calls it first, and a run calls it with the labels the
+        fit will see before any descriptor is extracted (:mod:`lfabench.annotation`)."""
 
     def record_info(self) -> dict:
         """Facts about the last fit for the run record (``fit_info`` in ``result.json``); JSON-able values.
@@ -160,3 +176,26 @@ def check_labels(y, n_samples: int, allow_unlabelled: bool = False) -> tuple[np.
     Y = np.zeros((n_samples, classes.size))
     Y[np.flatnonzero(labelled), codes] = 1.0
     return Y, labelled
+
+
+def annotated_class_sizes(y) -> tuple[np.ndarray, np.ndarray]:
+    """``(classes, sizes)``: the classes of the annotated samples of ``y`` (``(m,)`` labels, ``-1`` =
+    unlabelled; an ``(m, c)`` response matrix counts one class per column, rows of NaN unlabelled), sorted, and
+    how many annotated samples each has."""
+    y = np.asarray(y)
+    if y.ndim == 2:
+        labelled = ~np.isnan(y.astype(np.float64)).any(axis=1)
+        return np.arange(y.shape[1]), (y[labelled] != 0).sum(axis=0).astype(np.int64)
+    labelled = ~((y == -1) if y.dtype.kind in "iuf" else (y.astype(str) == "-1"))
+    classes, sizes = np.unique(y[labelled], return_counts=True)
+    return classes, sizes.astype(np.int64)
+
+
+def describe_class_sizes(sizes) -> str:
+    """The class counts in words for an error message: ``"4485 classes: 4485 with 1 annotated sample"`` or
+    ``"15 classes: 3 with 1 annotated sample, 12 with 2-9"`` (sizes grouped as 1, 2-9, 10-99, 100+)."""
+    sizes = np.asarray(sizes, dtype=np.int64)
+    groups = [("1 annotated sample", sizes == 1), ("2-9", (sizes >= 2) & (sizes <= 9)),
+              ("10-99", (sizes >= 10) & (sizes <= 99)), ("100 or more", sizes >= 100)]
+    parts = [f"{int(mask.sum())} with {name}" for name, mask in groups if mask.any()]
+    return f"{sizes.size} classes" + (": " + ", ".join(parts) if parts else "")

@@ -14,6 +14,7 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
+from .annotation import check_fit_labels, fit_samples
 from .checks import check_features, check_metrics
 from .fingerprint import array_digest, bags_fingerprint, fitted_fingerprint
 from .images import DEFAULT_MAX_IMAGE_PIXELS
@@ -231,6 +232,10 @@ def _run_stages(rec: RunRecorder, cfg: dict[str, Any], raw_seed) -> dict[str, fl
         rec.data["dataset"] = dataset.summary()
         for kind, plugin in (("descriptor", descriptor), ("evaluator", evaluator), ("aggregator", aggregator)):
             check_setting(kind, specs[kind].name, plugin, dataset, seed)  # parameters against the data, before work
+        if getattr(aggregator, "supervised", False) or getattr(aggregator, "semi_supervised", False):
+            # the labels the fit will see, from the protocol's split (labels only: cheap), before any extraction
+            check_fit_labels(aggregator, fit_samples(aggregator, evaluator.split(dataset, seed),
+                                                     specs["aggregator"].name, specs["evaluator"].name))
     with rec.stage("descriptors"):
         # descriptors have their own switch: a timing run refits codebooks (cache=false) but need not
         # re-extract SIFT for every method, which it does not time as aggregation anyway
@@ -242,18 +247,19 @@ def _run_stages(rec: RunRecorder, cfg: dict[str, Any], raw_seed) -> dict[str, fl
     rec.data["fingerprints"]["descriptors"] = bags_fingerprint(bags)  # untimed: where a rerun first differs
     with rec.stage("split"):
         split = evaluator.split(dataset, seed)
-        rec.data["split"] = dict(split.info, n_fit=int(len(split.fit_indices)))
+        fit = fit_samples(aggregator, split, specs["aggregator"].name, specs["evaluator"].name)
+        rec.data["split"] = dict(split.info, **fit.record())
     drain_cache_events()
     with rec.stage("fit"):
-        fit_bags = bags.subset(split.fit_indices)
-        aggregator.fit(fit_bags, split.fit_labels)
+        fit_bags = bags.subset(fit.indices)
+        aggregator.fit(fit_bags, fit.labels)
     rec.data["fit_cache"] = drain_cache_events()  # fitted arrays (codebooks, GMMs) reused from the cache
     rec.data["fingerprints"]["fitted"] = fitted_fingerprint(aggregator)
     if callable(getattr(aggregator, "record_info", None)):  # plain scikit-learn style plugins may lack it
         rec.data["fit_info"] = aggregator.record_info()
     support = aggregator.prototype_support() if callable(getattr(aggregator, "prototype_support", None)) else None
     if support is not None:  # what `lfabench explain` shows, kept beside the record (untimed, small)
-        rec.data["prototypes"] = save_prototypes(rec.run_dir, support, fit_bags, split.fit_indices)
+        rec.data["prototypes"] = save_prototypes(rec.run_dir, support, fit_bags, fit.indices)
     del fit_bags
     with rec.stage("transform"):
         scored = evaluator.prepare_bags(bags, dataset, split)

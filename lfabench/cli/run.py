@@ -29,7 +29,7 @@ DEBUG_ENV = "LFABENCH_DEBUG"
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
-    from ..aggregate import FitDataError
+    from ..aggregate import FitDataError, UndefinedCriterionError
     from ..checks import OutputError
     from ..dataset import CorruptImageError
     from ..describe import DescriptorDataError
@@ -40,8 +40,9 @@ def _user_errors() -> tuple[type[BaseException], ...]:
 
     # FileNotFoundError covers DatasetNotFoundError and a descriptor file or folder that is not there;
     # WriteError: a file that could not be written (disk full...), named
+    # UndefinedCriterionError: a supervised method's criterion undefined for the labels the protocol annotates
     return (ConfigError, UnknownPluginError, PluginConflictError, FileNotFoundError, CorruptImageError,
-            RecordNotSavedError, WriteError, DescriptorDataError, FitDataError, OutputError)
+            RecordNotSavedError, WriteError, DescriptorDataError, UndefinedCriterionError, FitDataError, OutputError)
 
 
 #: Errors a user caused and can fix (bad parameter, missing data...): one message, no traceback.

@@ -40,7 +40,7 @@ from __future__ import annotations
 import numpy as np
 
 from lfabench import PluginSpec, hookimpl
-from lfabench.aggregate import Aggregator
+from lfabench.aggregate import Aggregator, UndefinedCriterionError, annotated_class_sizes, describe_class_sizes
 from lfabench.bags import Bags
 from lfabench.params import COUNT_OR_ZERO
 
@@ -113,8 +113,6 @@ class DBoWs(LearnedSoftCodebook, Aggregator):
         check_positive(self.softness, "softness", name)
         check_positive(self.max_iter, "max_iter", name, integer=True, allow_zero=True)
         Y = class_indicator(y, bags.n_samples)
-        if Y.shape[1] < 2:
-            raise ValueError(f"{name}: the LDA criterion needs at least 2 classes in y, got {Y.shape[1]}")
         train, self.standardizer_, X, V0 = codebook_start(self, bags)
         sigma = self.softness * nearest_distance_scale(X, V0, "sqeuclidean")
         keep = train.counts > 0            # an empty image has no histogram to discriminate (and no rows)
@@ -126,6 +124,22 @@ class DBoWs(LearnedSoftCodebook, Aggregator):
         self.sigma_ = sigma
         self.fit_info_ = {"training_curve": curve, "optimizer": message, "n_training_descriptors": int(X.shape[0]),
                           "sigma": sigma}
+
+    def check_fit_labels(self, y) -> None:
+        """The trace ratio tr(S_w)/tr(S_b) needs two annotated classes (S_b is zero with one) and a class with two
+        annotated images: with one image per class every residual s_i - mu_{y_i} is zero, so S_w and J are zero
+        for every codebook (the paper's search rule, 20 % of each 2-4 image Holidays-style group, gives that)."""
+        _, sizes = annotated_class_sizes(y)
+        if sizes.size < 2:
+            raise UndefinedCriterionError(
+                f"{type(self).__name__}: the LDA trace ratio tr(S_w)/tr(S_b) needs at least 2 classes "
+                f"(S_b is zero with fewer); the labels have {describe_class_sizes(sizes)}")
+        if sizes.max() < 2:
+            raise UndefinedCriterionError(
+                f"{type(self).__name__}: the LDA trace ratio tr(S_w)/tr(S_b) is undefined for these labels: every "
+                f"class has a single annotated image, so the within-class scatter S_w is zero for any codebook "
+                f"({describe_class_sizes(sizes)}); annotate whole groups (+evaluator.params.labelled_unit=class) "
+                f"or several images per class")
 
     def membership_scale(self) -> float:
         return self.sigma_

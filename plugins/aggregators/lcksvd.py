@@ -67,7 +67,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from lfabench import PluginSpec, hookimpl
-from lfabench.aggregate import Aggregator
+from lfabench.aggregate import Aggregator, UndefinedCriterionError, annotated_class_sizes, describe_class_sizes
 from lfabench.bags import Bags
 
 from .normalization import l2_normalize
@@ -126,6 +126,17 @@ class LCKSVD2(Aggregator):
         self.max_training_descriptors = max_training_descriptors
         self.chunk_descriptors = chunk_descriptors
         self.random_state = random_state
+
+    def check_fit_labels(self, y) -> None:
+        """The label-consistency term gives each class atoms of its own (``n_atoms`` split over the annotated
+        classes): with more classes than atoms some class has none, and the term is undefined for it."""
+        _, sizes = annotated_class_sizes(y)
+        if isinstance(self.n_atoms, (int, np.integer)) and 0 < self.n_atoms < sizes.size:
+            raise UndefinedCriterionError(
+                f"{type(self).__name__}: the label-consistency term needs at least one atom per class, but "
+                f"n_atoms={self.n_atoms} is split over {describe_class_sizes(sizes)}, leaving "
+                f"{sizes.size - int(self.n_atoms)} classes without an atom; raise aggregator.params.n_atoms to "
+                f"{sizes.size} or more, or annotate fewer classes")
 
     def _fit(self, bags: Bags, y):
         name = type(self).__name__

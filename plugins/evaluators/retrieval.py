@@ -175,7 +175,8 @@ class Retrieval(Evaluator):
                   f"queries, full image for the rest") if cropped.size else "full"
         info = {"n_database": int(db.size), "n_queries": int(gt.queries.size), "metric": self.metric,
                 "query_region": region, "query_removed_from_ranking": bool(gt.exclude_query_from_ranking),
-                "precision_at": self._ks}
+                "precision_at": self._ks, "n_boxed_queries": int(cropped.size),
+                "n_junk": int(sum(len(j) for j in gt.junk))}
         if self.metric == "minkowski":
             info["p"] = self.p
         if self.clip_boxes and cropped.size:  # opt-in: only such runs record the count

@@ -118,7 +118,12 @@ def test_smoke_preset_runs_end_to_end(name, tmp_path):
     if name == "search_smoke":  # the retrieval protocol; unsupervised methods ignore the labelled fraction
         assert all("mAP" in r["metrics"] for r in recs)
         assert {r["config"]["aggregator"]["name"]: r["ignored_params"] for r in recs} == {
-            "bow": ["evaluator.labelled_fraction"], "vlad": ["evaluator.labelled_fraction"], "semi_prolfa": []}
+            "bow": ["evaluator.labelled_fraction"], "vlad": ["evaluator.labelled_fraction"], "prolfa": [],
+            "semi_prolfa": []}
+        # fully supervised ProLFA learns from the annotated images only; Semi-ProLFA from every database image
+        fits = {r["config"]["aggregator"]["name"]: r["split"] for r in recs}
+        assert fits["prolfa"]["n_fit"] == fits["prolfa"]["n_labelled"] < fits["prolfa"]["n_database"]
+        assert fits["semi_prolfa"]["n_fit"] == fits["semi_prolfa"]["n_database"]
     if name == "running_time_smoke":  # timed runs refit everything: nothing taken from the fitted-array cache
         assert not any(e.get("hit") for r in recs for e in r["fit_cache"])
     out = build_leaderboard([tmp_path / "lfabench_multirun"], tmp_path / "lb")
