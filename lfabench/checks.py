@@ -22,8 +22,8 @@ __all__ = ["OutputError", "check_features", "check_metrics", "metric_range"]
 
 #: The largest magnitude a feature may hold: float32's largest finite value.
 FLOAT32_MAX = float(np.finfo(np.float32).max)
-#: Rows checked at a time (bounds the temporary masks on large feature matrices).
-_ROWS = 4096
+#: Values checked at a time (bounds the temporary masks on large feature matrices to a few MB).
+_BLOCK_VALUES = 1 << 22
 
 
 class OutputError(ValueError):
@@ -60,8 +60,9 @@ def check_features(features, aggregator: str, ids=None) -> np.ndarray:
                           f"empty vector")
     if X.dtype.kind != "f":  # bool and 64-bit integers are finite and far inside float32's range
         return X
-    for start in range(0, X.shape[0], _ROWS):
-        block = X[start:start + _ROWS]
+    rows = max(1, _BLOCK_VALUES // X.shape[1])
+    for start in range(0, X.shape[0], rows):
+        block = X[start:start + rows]
         finite = np.isfinite(block)
         if not finite.all():
             bad = np.nonzero(~finite)
