@@ -8,6 +8,11 @@ differs). FAISS's k-means and exact search sit on such GEMMs (FAISS's own OpenBL
 tie between two neighbours or two centres. BoW on Fifteen Scene SIFT-90 (256 words, seed 0) predicted 4 of 897
 test images otherwise with 2 threads than with 1, from bit-identical features.
 
+FAISS's OpenBLAS is built on OpenMP: its GEMMs run as many threads as OpenMP's count, whatever its own
+setting says. The calls that sum through it (k-means training, flat and IVF searches, ``faiss.knn``,
+``faiss.pairwise_distances``) therefore run inside :func:`serial_blas`, which sets every pool to one thread
+for the call when the run fixed its threads.
+
 :func:`fixed_threads` therefore sets, for the duration of a block, every **BLAS** pool loaded in this process
 to one thread (each GEMM, dot product and factorisation sums in one order, whatever the run's count) and
 every **OpenMP** pool to the run's count: FAISS's searches and k-means steps parallelise over queries and over
@@ -25,7 +30,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["BLAS_THREADS", "PRELOAD", "fixed_threads", "pinned_pools", "check_threads"]
+__all__ = ["BLAS_THREADS", "PRELOAD", "fixed_threads", "pinned_pools", "check_threads", "serial_blas"]
 
 #: Libraries with thread pools of their own, imported before pinning so that threadpoolctl sees them
 #: (FAISS ships its own OpenBLAS and libgomp, which scikit-learn's OpenMP code shares; scipy, numpy and
@@ -79,5 +84,27 @@ def fixed_threads(threads: int | None) -> Iterator[None]:
         yield
         return
     _preload()
-    with ThreadpoolController().limit(limits={"openmp": threads, "blas": BLAS_THREADS}):
+    controller = ThreadpoolController()
+    with controller.limit(limits={"openmp": threads, "blas": BLAS_THREADS}):
+        _FIXED.append(controller)
+        try:
+            yield
+        finally:
+            _FIXED.pop()
+
+
+#: The controllers of the :func:`fixed_threads` blocks this process is inside (innermost last).
+_FIXED: list[Any] = []
+
+
+@contextmanager
+def serial_blas() -> Iterator[None]:
+    """Inside a :func:`fixed_threads` block, every pool (BLAS and OpenMP) at one thread for the block: the calls
+    whose sums run through a BLAS that follows OpenMP's count (FAISS's) wrap themselves in it, so that their
+    results do not depend on the run's ``threads``. Outside such a block (library use, ``threads=null``) it
+    changes nothing."""
+    if not _FIXED:
+        yield
+        return
+    with _FIXED[-1].limit(limits=1):
         yield

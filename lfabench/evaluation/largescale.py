@@ -23,6 +23,8 @@ from typing import Callable
 
 import numpy as np
 
+from ..threads import serial_blas
+
 __all__ = ["ChunkedDatabase", "SearchPlan", "exact_topk", "plan_search", "large_search", "recall_at_k"]
 
 LARGE_METRICS = ("euclidean", "cosine")
@@ -187,16 +189,19 @@ def large_search(database: ChunkedDatabase | np.ndarray, queries: np.ndarray, k:
     index = faiss.IndexIVFPQ(quantizer, db.dim, plan.nlist, plan.m, 8, fm)
     index.cp.seed = int(seed)
     index.pq.cp.seed = int(seed)
-    index.train(np.vstack(train))
+    with serial_blas():  # FAISS's GEMMs follow OpenMP's count: one thread, the same sums at any `threads`
+        index.train(np.vstack(train))
     del train
     info["train_s"], info["n_train"] = time.perf_counter() - t0, n_train
     t0 = time.perf_counter()
     for _, block in db.chunks():
-        index.add(_normalise(block, metric))
+        with serial_blas():
+            index.add(_normalise(block, metric))
     info["add_s"] = time.perf_counter() - t0
     index.nprobe = plan.nprobe
     t0 = time.perf_counter()
-    D, I = index.search(q, k)
+    with serial_blas():
+        D, I = index.search(q, k)
     info["search_s"] = time.perf_counter() - t0
     D, I = _merge(D, I.astype(np.int64), k, metric == "cosine")
     sample = np.sort(rng.choice(q.shape[0], min(recall_queries, q.shape[0]), replace=False))

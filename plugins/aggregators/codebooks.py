@@ -7,6 +7,7 @@ from sklearn.utils import check_random_state
 
 from lfabench.aggregate import FitDataError
 from lfabench.storage import cacheable_seed, cached_fit
+from lfabench.threads import serial_blas
 
 
 def training_sample(X: np.ndarray, max_rows: int, random_state) -> np.ndarray:
@@ -44,7 +45,8 @@ def kmeans_codebook(X: np.ndarray, n_clusters: int, max_training_descriptors: in
     km = faiss.Kmeans(sample.shape[1], n_clusters, niter=int(n_iter), seed=seed_of(random_state),
                       max_points_per_centroid=max(256, sample.shape[0] // n_clusters + 1),
                       min_points_per_centroid=1, verbose=False)
-    km.train(sample)
+    with serial_blas():  # FAISS's GEMMs follow OpenMP's count: one thread, the same sums at any `threads`
+        km.train(sample)
     return np.ascontiguousarray(km.centroids, dtype=np.float32)
 
 
@@ -54,7 +56,8 @@ def assign_nearest(centres: np.ndarray, X: np.ndarray, k: int = 1) -> np.ndarray
 
     index = faiss.IndexFlatL2(centres.shape[1])
     index.add(np.ascontiguousarray(centres, dtype=np.float32))
-    _, idx = index.search(np.ascontiguousarray(X, dtype=np.float32), k)
+    with serial_blas():
+        _, idx = index.search(np.ascontiguousarray(X, dtype=np.float32), k)
     return idx[:, 0].astype(np.int64) if k == 1 else idx.astype(np.int64)
 
 
