@@ -8,19 +8,15 @@ differs). FAISS's k-means and exact search sit on such GEMMs (FAISS's own OpenBL
 tie between two neighbours or two centres. BoW on Fifteen Scene SIFT-90 (256 words, seed 0) predicted 4 of 897
 test images otherwise with 2 threads than with 1, from bit-identical features.
 
-FAISS's OpenBLAS is built on OpenMP: its GEMMs run as many threads as OpenMP's count, whatever its own
-setting says. The calls that sum through it (k-means training, flat and IVF searches, ``faiss.knn``,
-``faiss.pairwise_distances``) therefore run inside :func:`serial_blas`, which sets every pool to one thread
-for the call when the run fixed its threads.
-
 :func:`fixed_threads` therefore sets, for the duration of a block, every **BLAS** pool loaded in this process
 to one thread (each GEMM, dot product and factorisation sums in one order, whatever the run's count) and
-every **OpenMP** pool to the run's count: FAISS's searches and k-means steps parallelise over queries and over
-centres, each result summed by one thread in a fixed order, so their output does not depend on the count.
-With ``threads=1`` every pool runs one thread, as it always did. A pool loaded inside the block would escape
-it, so the libraries whose pools a run uses (:data:`PRELOAD`) are imported first. The conductor runs a run's
-split, fit, transform and evaluate stages under the config's ``threads`` (default 1) and records what it
-fixed (:func:`pinned_pools`).
+every **OpenMP** pool to the run's count. FAISS's OpenBLAS is built on OpenMP: its GEMMs run as many
+threads as OpenMP's count, whatever its own setting says. The FAISS calls that sum through it (k-means
+training, flat and IVF searches, ``faiss.knn``, ``faiss.pairwise_distances``) therefore run inside
+:func:`serial_blas`, every pool at one thread for the call. With ``threads=1`` every pool runs one thread,
+as it always did. A pool loaded inside the block would escape it, so the libraries whose pools a run uses
+(:data:`PRELOAD`) are imported first. The conductor runs a run's split, fit, transform and evaluate stages
+under the config's ``threads`` (default 1) and records what it fixed (:func:`pinned_pools`).
 """
 
 from __future__ import annotations
