@@ -6,6 +6,10 @@
 * ``lfabench data add NAME PATH`` records an existing copy in ``<data root>/registry.json``
   (``{"name": "/absolute/path"}``); ``lfabench data fetch NAME`` downloads into
   ``<data root>/<name>`` (see :mod:`lfabench.download`).
+* ``lfabench data add NAME PATH --as PLUGIN`` registers a folder under a name of its own, read by the
+  folder plugin ``PLUGIN`` (``{"name": {"path": "/absolute/path", "as": "imagefolder"}}``): several
+  folders, each a dataset ``NAME`` of its own (:func:`registered_as`; the built-in ``folders`` plugin
+  module declares them).
 * A dataset plugin asks :func:`dataset_root` where its files are: an explicit ``root``
   argument wins, then the registry, then ``<data root>/<name>``.
 
@@ -38,7 +42,17 @@ def _registry_path() -> Path:
 
 
 def registered() -> dict[str, str]:
-    """``{dataset name: path}`` of the copies registered with ``lfabench data add``."""
+    """``{dataset name: path}`` of the copies registered with ``lfabench data add`` (with ``--as`` or without)."""
+    return {name: entry["path"] if isinstance(entry, dict) else entry for name, entry in _entries().items()}
+
+
+def registered_as() -> dict[str, str]:
+    """``{name: folder plugin}`` of the folders registered under names of their own (``data add ... --as``)."""
+    return {name: entry["as"] for name, entry in _entries().items() if isinstance(entry, dict)}
+
+
+def _entries() -> dict[str, str | dict]:
+    """The registry's entries as stored: a path, or ``{"path": ..., "as": plugin}``."""
     path = _registry_path()
     if not path.exists():
         return {}
@@ -48,21 +62,31 @@ def registered() -> dict[str, str]:
         raise ValueError(f"data registry {path} is not valid JSON ({exc}); fix or delete it") from exc
     if not isinstance(data, dict):
         raise ValueError(f"data registry {path} must hold a JSON object {{name: path}}")
-    return {str(k): str(v) for k, v in data.items()}
+    out: dict[str, str | dict] = {}
+    for name, entry in data.items():
+        if isinstance(entry, dict):
+            if not isinstance(entry.get("path"), str) or not isinstance(entry.get("as"), str):
+                raise ValueError(f"data registry {path}: entry {name!r} must be a path or "
+                                 f'{{"path": ..., "as": plugin}}, got {entry!r}')
+            out[str(name)] = {"path": entry["path"], "as": entry["as"]}
+        else:
+            out[str(name)] = str(entry)
+    return out
 
 
-def register(name: str, path: Path | str) -> Path:
-    """Record ``path`` as the local copy of dataset ``name`` (atomic rewrite of the registry)."""
+def register(name: str, path: Path | str, as_plugin: str | None = None) -> Path:
+    """Record ``path`` as the local copy of dataset ``name`` (atomic rewrite of the registry); with ``as_plugin``,
+    as a dataset of its own called ``name`` that the folder plugin ``as_plugin`` reads."""
     path = Path(path).expanduser().resolve()
-    entries = registered()
-    entries[name] = str(path)
+    entries = _entries()
+    entries[name] = {"path": str(path), "as": as_plugin} if as_plugin else str(path)
     write_json_atomic(_registry_path(), dict(sorted(entries.items())))
     return path
 
 
 def unregister(name: str) -> bool:
     """Forget the registered copy of ``name``; True when there was one."""
-    entries = registered()
+    entries = _entries()
     if name not in entries:
         return False
     del entries[name]

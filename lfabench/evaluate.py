@@ -8,6 +8,10 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from .dataset import Dataset
+from .splits import labelled_classes, labelled_subset, partial_labels, stratified_split
+
+__all__ = ["Evaluator", "Split", "METRIC_DIRECTIONS", "higher_is_better", "labelled_classes", "labelled_subset",
+           "partial_labels", "stratified_split"]
 
 
 @dataclass
@@ -51,6 +55,23 @@ class Split:
         return mask
 
 
+#: The values of :attr:`Evaluator.metric_directions`.
+METRIC_DIRECTIONS = ("higher", "lower")
+
+
+def higher_is_better(evaluator, metric: str) -> bool:
+    """Whether a higher value of ``metric`` is better for ``evaluator`` (a class or an instance): its
+    :attr:`~Evaluator.metric_directions` entry, higher when it lists none. A value other than ``"higher"`` or
+    ``"lower"`` is a ValueError naming the evaluator and the metric."""
+    directions = getattr(evaluator, "metric_directions", None) or {}
+    direction = directions.get(metric, "higher")
+    if direction not in METRIC_DIRECTIONS:
+        name = getattr(evaluator, "__name__", type(evaluator).__name__)
+        raise ValueError(f"evaluator {name}: metric_directions[{metric!r}] must be one of {METRIC_DIRECTIONS}, "
+                         f"got {direction!r}")
+    return direction == "higher"
+
+
 class Evaluator(BaseEstimator):
     """Base class for evaluation protocols.
 
@@ -71,6 +92,10 @@ class Evaluator(BaseEstimator):
     #: ``n`` the split info's ``field`` (the record's ``split``), so the leaderboard recovers the count and
     #: compares exact ratios (two methods with equal counts tie, whatever the float rounding of their means).
     count_metrics: dict[str, str] = {}
+    #: Which way each metric is better, ``{metric: "higher" | "lower"}``; a metric not listed is higher-is-better
+    #: (accuracy, mAP). A lower-is-better metric (an error rate, a mean rank) is ranked lowest-first on boards and
+    #: in ``lfabench compare``, and the conformance kit expects oracle features to score at most what noise does.
+    metric_directions: dict[str, str] = {}
     #: The range ``(low, high)`` (bounds included) of each metric that is not a percentage: a value outside it,
     #: or a non-finite one, fails the run (:func:`lfabench.checks.check_metrics`), never recorded as ok.
     metric_ranges: dict[str, tuple[float, float]] = {}

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from .dataset import CorruptImageError, Dataset
+from .boardfiles import BoardFileError, inside
 from .prototypes import load_prototypes
 from .record import RESULT_FILE, read_record
 from .registry import get_registry
@@ -94,7 +95,10 @@ def load_explained_run(run: Path | str) -> tuple[dict[str, Any], dict[str, np.nd
                                f"before `explain`); rerun it with the same command and force=true")
         raise ExplainError(f"{path}: aggregator {aggregator!r} selects no prototypes; explain works on runs of "
                            f"aggregators that state them (prolfa, semi_prolfa)")
-    npz = path.parent / info["file"]
+    try:
+        npz = inside(path.parent, info.get("file"), "prototypes.file")
+    except BoardFileError as exc:
+        raise ExplainError(str(exc)) from None
     if not npz.is_file():
         raise ExplainError(f"{npz}: the record says the run kept its prototypes here, but the file is missing; "
                            f"rerun the run with force=true")

@@ -34,9 +34,12 @@ import scipy.sparse as sp
 
 from .aggregate import PrototypeSupport
 from .bags import Bags
+from .boardfiles import load_npz
 from .storage import save_npz_atomic
 
 PROTOTYPES_FILE = "prototypes.npz"
+#: A prototypes file's arrays may declare up to 16 times its size (floats compress little), or this much.
+PROTOTYPES_BUDGET_FLOOR = 256 << 20
 _ARRAYS = ("prototype", "coefficient", "sample", "descriptor", "keypoints", "keypoint_fields",
            "prototype_weight", "weight_definition")
 
@@ -79,10 +82,14 @@ def save_prototypes(run_dir: Path | str, support: PrototypeSupport, fit_bags: Ba
 
 
 def load_prototypes(path: Path | str) -> dict[str, np.ndarray]:
-    """The arrays of a ``prototypes.npz`` (no pickle); a file missing one is a ValueError naming it."""
+    """The arrays of a ``prototypes.npz`` (no pickle, headers checked before any array is read:
+    :func:`lfabench.boardfiles.load_npz`); a file missing one is a ValueError naming it."""
     path = Path(path)
-    with np.load(path, allow_pickle=False) as z:
-        missing = [k for k in _ARRAYS if k not in z.files]
+
+    def check(headers):
+        missing = [k for k in _ARRAYS if k not in headers]
         if missing:
-            raise ValueError(f"{path}: not a prototypes file of this lfabench (missing {', '.join(missing)})")
-        return {k: z[k] for k in _ARRAYS}
+            raise ValueError(f"not a prototypes file of this lfabench (missing {', '.join(missing)})")
+
+    arrays = load_npz(path, check, max_bytes=max(PROTOTYPES_BUDGET_FLOOR, 16 * path.stat().st_size))
+    return {k: arrays[k] for k in _ARRAYS}

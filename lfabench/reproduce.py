@@ -11,6 +11,11 @@ fitted arrays, features, predictions) and finally the metrics. Verdicts:
 * ``metrics only``: a record of the older format (no fingerprints): the metrics compared alone;
 * ``failed``: the rerun raised (its message).
 
+A rerun says whether it ran on another CPU kind than the record (:func:`cpu_kind`: the SIMD features and
+the BLAS kernels differ), where fitted arrays are expected to differ in their last bits
+(``docs/reproducibility.md``): :attr:`Outcome.same_metrics_on_another_cpu` is such a rerun whose metrics
+are those of the record, which ``lfabench reproduce --across-cpus`` accepts.
+
 By default the rerun reads descriptors and fitted arrays from the array cache where it holds them (fast; a
 cache entry of another machine is not there); ``use_cache=False`` recomputes everything.
 """
@@ -25,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .boardfiles import confined
 from .fingerprint import STAGES
 from .leaderboard.tables import find_records
 from .record import read_record
@@ -41,16 +47,24 @@ class Outcome:
     metrics_before: dict = field(default_factory=dict)
     metrics_after: dict = field(default_factory=dict)
     detail: str = ""
+    other_cpu: bool = False            # the rerun ran on another CPU kind than the record (cpu_kind)
 
     @property
     def identical(self) -> bool:
         return self.verdict == "identical"
 
+    @property
+    def same_metrics_on_another_cpu(self) -> bool:
+        """Differs at a stage, on another CPU kind than the record's, with the record's metrics exactly."""
+        return (self.other_cpu and self.verdict.startswith("differs at") and self.verdict != "differs at metrics"
+                and bool(self.metrics_before) and self.metrics_before == self.metrics_after)
+
     def __str__(self) -> str:
         changed = {k: (v, self.metrics_after.get(k)) for k, v in self.metrics_before.items()
                    if self.metrics_after.get(k) != v}
         metrics = "; ".join(f"{k} {a!r} -> {b!r}" for k, (a, b) in changed.items()) or "metrics identical"
-        return f"{self.verdict}: {self.path}" + ("" if self.identical else f" ({metrics}{self.detail})")
+        cpu = "; on another CPU kind than the record's" if self.other_cpu else ""
+        return f"{self.verdict}: {self.path}" + ("" if self.identical else f" ({metrics}{self.detail}{cpu})")
 
 
 def draw(records: list[Path], n: int, seed: int) -> list[Path]:
@@ -77,6 +91,14 @@ def compare(before: dict, after: dict, path: str) -> Outcome:
     return Outcome(path, "identical", None, m0, m1)
 
 
+def cpu_kind(host: dict | None) -> tuple:
+    """What makes floating-point results CPU-specific: the SIMD features and each BLAS kernel (``host`` of a
+    record)."""
+    host = host or {}
+    blas = sorted(str(b.get("architecture")) for b in host.get("blas") or () if isinstance(b, dict))
+    return tuple(sorted(host.get("cpu_simd") or ())), tuple(blas)
+
+
 def rerun(path: Path, use_cache: bool = True, quiet: bool = True) -> Outcome:
     """Rerun one record's config with the current code into a temporary folder and compare (:func:`compare`)."""
     rec = read_record(path)
@@ -93,7 +115,9 @@ def rerun(path: Path, use_cache: bool = True, quiet: bool = True) -> Outcome:
         except Exception as exc:  # the rerun's failure is the finding, reported per record
             return Outcome(str(path), "failed", None, rec.get("metrics") or {}, {},
                            f"; {type(exc).__name__}: {exc}")
-        return compare(rec, after, str(path))
+        outcome = compare(rec, after, str(path))
+        outcome.other_cpu = cpu_kind(rec.get("host")) != cpu_kind(after.get("host"))
+        return outcome
 
 
 def reproduce_board(board_dir: Path | str, sample: int = 5, seed: int = 0, use_cache: bool = True,
@@ -101,7 +125,14 @@ def reproduce_board(board_dir: Path | str, sample: int = 5, seed: int = 0, use_c
     """Rerun ``sample`` successful records drawn (``seed``) from ``board_dir`` (its ``records/`` when present)."""
     board_dir = Path(board_dir)
     root = board_dir / "records" if (board_dir / "records").is_dir() else board_dir
-    ok = [p for p in find_records([root]) if read_record(p)["status"] == "ok"]
+    ok = []
+    for p in find_records([root]):
+        try:
+            confined(board_dir, p, "run record")
+            if read_record(p)["status"] == "ok":
+                ok.append(p)
+        except ValueError as exc:  # BoardFileError included: a record a rerun cannot start from
+            raise ValueError(f"{exc}; reproduce reruns only records of the board's own folder") from None
     if not ok:
         raise ValueError(f"{root}: no successful run records to reproduce")
     outcomes = []

@@ -49,8 +49,13 @@ def _build(spec, params: dict[str, Any], kind: str):
 
 
 def run_benchmark(cfg: dict[str, Any], run_dir: Path | str, setting: dict[str, Any] | None = None,
-                  time_limit_s: float | None = None, isolate: str | None = "none") -> dict[str, Any]:
+                  time_limit_s: float | None = None, isolate: str | None = "none",
+                  on_stage=None) -> dict[str, Any]:
     """Run one configuration and write ``run_dir/result.json``; returns the record.
+
+    ``on_stage`` (optional) is called with each stage's name as it starts (``config``, ``dataset``,
+    ``descriptors``, ``split``, ``fit``, ``transform``, ``evaluate``): ``lfabench run`` shows progress on a
+    terminal with it. An isolated run (``isolate="process"``) calls it for none.
 
     ``setting`` is the config before interpolation (``random_state: ${seed}`` kept
     literal): runs that share it differ only by seed, and the leaderboard pools them.
@@ -70,7 +75,7 @@ def run_benchmark(cfg: dict[str, Any], run_dir: Path | str, setting: dict[str, A
     isolate = "none" if isolate is None else isolate
     if isolate == "process" and _time_limit_problem(time_limit_s) is None:
         return _run_isolated(cfg, Path(run_dir), setting, time_limit_s)
-    return _run_here(cfg, run_dir, setting, time_limit_s, isolate)
+    return _run_here(cfg, run_dir, setting, time_limit_s, isolate, on_stage=on_stage)
 
 
 def _time_limit_problem(time_limit_s) -> str | None:
@@ -93,13 +98,15 @@ def _recorder(cfg: dict[str, Any], run_dir: Path | str, setting: dict[str, Any] 
 
 
 def _run_here(cfg: dict[str, Any], run_dir: Path | str, setting: dict[str, Any] | None, time_limit_s,
-              isolate, report=None) -> dict[str, Any]:
+              isolate, report=None, on_stage=None) -> dict[str, Any]:
     """The run in this process; ``report`` (an isolated run's child) receives ``(stage, snapshot)`` as each
     stage starts, and the parent, not ``SIGALRM``, enforces the time limit."""
     rec = _recorder(cfg, run_dir, setting, time_limit_s, isolate)
     if report is not None:
         rec.listener = lambda stage, snapshot: report((stage, snapshot))
         report(("setup", rec.snapshot()))
+    elif on_stage is not None:
+        rec.listener = lambda stage, snapshot: on_stage(stage)
     try:
         problem = _time_limit_problem(time_limit_s)
         if problem:

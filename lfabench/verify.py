@@ -15,8 +15,19 @@ For each board in the folder (one per ``<name>-outputs.txt``) and every record u
    manifest states) writes every file of the board byte for byte (the page's generation time aside):
    each cell follows from the metrics.
 
-Each discrepancy is one :class:`Finding` naming the file and the field. Records without predictions (an
-evaluator that gives none) cannot be recomputed: a note, not a discrepancy.
+7. what the files cannot forge by themselves (:mod:`lfabench.verify_world`): each revision is a commit of this
+   checkout and an ancestor of its HEAD, every setting of a table holds every seed of the table, and the
+   stored splits, labels and ground truth are the dataset's (embedded datasets always; ``check_data``: those on
+   disk).
+
+These prove integrity and consistency, not authenticity: a record changed consistently (predictions,
+metrics, digests, manifest, page) passes; only a rerun (:mod:`lfabench.reproduce`) shows it.
+
+A board is read as data (:mod:`lfabench.boardfiles`): every path it names stays inside its folder, the
+manifest's sources included; an ``.npz``'s array headers are checked against the record's counts before any
+array is read; a file whose sha256 failed is not read further. Each discrepancy is one :class:`Finding`
+naming the file and the field, and whatever a file makes a check raise is one too, never a traceback.
+Records without predictions (an evaluator that gives none) cannot be recomputed: a note, not a discrepancy.
 
 :func:`discover_boards` finds every board folder under a root (``lfabench verify --all leaderboards``): a
 folder with a record manifest is verified as above; one without any (published before the current record
@@ -33,16 +44,19 @@ import os
 import re
 import shutil
 import tempfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .boardfiles import BoardFileError, confined, inside, load_npz
+from .evaluation.prediction_shapes import byte_budget, check_declared
 from .evaluation.predictions import predictions_fingerprint, recompute_metrics
 from .leaderboard import build_leaderboard
 from .leaderboard.manifest import manifest_path, read_manifest
 from .leaderboard.tables import find_records
 from .provenance import missing_provenance
-from .record import (DIFF_FILE, RESULT_FILE, SCHEMA_VERSION, content_digest, file_sha256, load_predictions,
-                     read_record)
+from .verify_world import WorldCheck
+from .record import DIFF_FILE, RESULT_FILE, SCHEMA_VERSION, content_digest, file_sha256, read_record
 
 #: Relative tolerance of a recomputed metric: the evaluators' own arithmetic, so equal to the last bits;
 #: a JSON round trip of a float is exact, the margin only absorbs another summation order of the mean.
@@ -81,9 +95,41 @@ def _close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=METRIC_RTOL, abs_tol=0.0)
 
 
+def _diff_digest(diff: Path) -> str:
+    """sha256 of a stored ``source.diff.gz``'s content, decompressed in blocks and never past its budget."""
+    budget = diff_budget(diff.stat().st_size)
+    h, n = hashlib.sha256(), 0
+    with gzip.open(diff, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            n += len(block)
+            if n > budget:
+                raise BoardFileError(f"{diff}: decompresses to more than {budget:,} bytes: refused")
+            h.update(block)
+    return h.hexdigest()
+
+
+def diff_budget(file_size: int) -> int:
+    """The most bytes a stored diff of ``file_size`` bytes may decompress to (text diffs expand far less)."""
+    return max(64 << 20, 256 * int(file_size))
+
+
 def check_record_files(path: Path, report: Report, allow_old_format: bool = False,
-                       allow_unclean: bool = False) -> dict | None:
-    """Checks 1-4 of the module docstring for one ``result.json``; returns the record when it is readable."""
+                       allow_unclean: bool = False, world: WorldCheck | None = None) -> dict | None:
+    """Checks 1-4 of the module docstring for one ``result.json``; returns the record when it is readable.
+
+    Whatever the files hold, the result is findings: a file that cannot be checked (malformed, too large for
+    what it claims, refused) is one, and the next record is checked."""
+    try:
+        return _check_record_files(path, report, allow_old_format, allow_unclean, world)
+    except BoardFileError as exc:
+        report.add(path, "file", str(exc))
+    except Exception as exc:  # noqa: BLE001 -- a hostile file is a finding, never a traceback (MemoryError too)
+        report.add(path, "record", f"could not be checked: {type(exc).__name__}: {exc}")
+    return None
+
+
+def _check_record_files(path: Path, report: Report, allow_old_format: bool, allow_unclean: bool,
+                        world: WorldCheck | None) -> dict | None:
     try:
         rec = read_record(path)
     except ValueError as exc:
@@ -101,32 +147,41 @@ def check_record_files(path: Path, report: Report, allow_old_format: bool = Fals
                    "written)" if rec.get("digest") else "missing")
     prov = rec.get("provenance") or {}
     if prov.get("dirty"):
-        diff = path.parent / (prov.get("diff_file") or DIFF_FILE)
         try:
-            text = gzip.decompress(diff.read_bytes())
-            if hashlib.sha256(text).hexdigest() != prov.get("diff_sha256"):
+            diff = inside(path.parent, prov.get("diff_file") or DIFF_FILE, "provenance.diff_file")
+            if _diff_digest(diff) != prov.get("diff_sha256"):
                 report.add(diff, "provenance.diff_sha256", "the stored diff is not the one the record names")
-        except (OSError, EOFError, gzip.BadGzipFile) as exc:
-            report.add(diff, "provenance.diff_file", f"the dirty tree's diff is missing or unreadable ({exc})")
+        except BoardFileError as exc:
+            report.add(path, "provenance.diff_file", str(exc))
+        except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
+            report.add(path.parent / str(prov.get("diff_file") or DIFF_FILE), "provenance.diff_file",
+                       f"the dirty tree's diff is missing or unreadable ({exc})")
     if rec["status"] != "ok":
         return rec
     pred = rec.get("predictions")
     if pred is None:
         report.add(path, "predictions", "none stored (the evaluator gives none): metrics not recomputed", note=True)
         return rec
-    ppath = path.parent / str(pred.get("file"))
+    try:
+        ppath = inside(path.parent, pred.get("file"), "predictions.file")
+    except BoardFileError as exc:
+        report.add(path, "predictions.file", str(exc))
+        return rec
     if not ppath.is_file():
         report.add(ppath, "predictions.file", "missing")
         return rec
     if file_sha256(ppath) != pred.get("sha256"):
-        report.add(ppath, "predictions.sha256", "the file is not the one the record names (changed or replaced)")
+        report.add(ppath, "predictions.sha256", "the file is not the one the record names (changed or replaced): "
+                   "not read further")
+        return rec
     try:
-        arrays = load_predictions(ppath)
+        arrays = load_npz(ppath, lambda headers: check_declared(pred.get("kind"), rec.get("split"), headers),
+                          byte_budget(ppath.stat().st_size))
         if (rec.get("fingerprints") or {}).get("predictions") not in (None, predictions_fingerprint(arrays)):
             report.add(ppath, "fingerprints.predictions", "the predictions' content differs from the record's")
         recomputed = recompute_metrics(arrays)
     except ValueError as exc:
-        report.add(ppath, "predictions", str(exc))
+        report.add(ppath, "predictions", str(exc).removeprefix(f"{ppath}: "))
         return rec
     report.n_recomputed += 1
     for name, value in rec["metrics"].items():
@@ -136,6 +191,8 @@ def check_record_files(path: Path, report: Report, allow_old_format: bool = Fals
             report.add(path, f"metrics.{name}", f"recorded {value!r}, the predictions give {recomputed[name]!r}")
     for name in sorted(set(recomputed) - set(rec["metrics"])):
         report.add(path, f"metrics.{name}", "the predictions give it, the record lacks it")
+    if world is not None:
+        world.predictions(path, ppath, rec, arrays, report)
     return rec
 
 
@@ -193,20 +250,61 @@ def _build_root(board_dir: Path, board_as_seen: str) -> Path | None:
     return Path(*parts[:len(parts) - len(seen.parts)]) if seen.parts != (".",) else board_dir.resolve()
 
 
+def _manifest_problem(manifest: dict, rel_board: Path) -> str | None:
+    """Why a manifest's build cannot be replayed inside the board: its ``command``, ``board`` or ``sources`` of
+    the wrong type, or a source outside the board's folder (absolute, ``..``, or another folder)."""
+    if not isinstance(manifest.get("command"), str) or not isinstance(manifest.get("board"), str):
+        return "its command and board must be text"
+    sources = manifest.get("sources")
+    if not isinstance(sources, list) or not sources or not all(isinstance(s, str) and s for s in sources):
+        return "its sources must be a list of paths"
+    for src in sources:
+        rel = Path(src)
+        if rel.is_absolute() or ".." in rel.parts or rel.parts[:len(rel_board.parts)] != rel_board.parts:
+            return (f"its source {src!r} lies outside the board's folder ({rel_board.as_posix()}): a board is "
+                    f"rebuilt from its own records only")
+    return None
+
+
+def _links_out(board_dir: Path, folder: Path) -> list[Path]:
+    """Symbolic links under ``folder`` (not followed) that resolve outside ``board_dir``."""
+    out = []
+    for here, dirs, files in os.walk(folder):
+        for entry in dirs + files:
+            p = Path(here, entry)
+            if p.is_symlink():
+                try:
+                    confined(board_dir, p)
+                except BoardFileError:
+                    out.append(p)
+    return sorted(out)
+
+
 def check_rebuild(board_dir: Path, name: str, manifest: dict, report: Report) -> None:
     """Check 6: rebuild into a temporary copy of the board's layout and compare every output, byte for byte."""
-    root = _build_root(board_dir, manifest.get("board", ""))
+    mpath = manifest_path(board_dir, name)
+    root = _build_root(board_dir, manifest.get("board", "")) if isinstance(manifest.get("board"), str) else None
     records_dir = board_dir / "records"
     if root is None or not records_dir.is_dir():
-        report.add(manifest_path(board_dir, name), "board", "not rebuilt: the records do not lie in the board's "
+        report.add(mpath, "board", "not rebuilt: the records do not lie in the board's "
                    "records/ folder, or the manifest names it by an absolute path")
         return
-    listed = (board_dir / f"{name}-outputs.txt").read_text().split()
     rel_board = board_dir.resolve().relative_to(root)
+    problem = _manifest_problem(manifest, rel_board)
+    if problem:
+        report.add(mpath, "sources", f"not rebuilt: {problem}")
+        return
+    listed = []
+    for entry in (board_dir / f"{name}-outputs.txt").read_text(errors="replace").split():
+        try:
+            listed.append(inside(board_dir, entry, "listed output").relative_to(board_dir).as_posix())
+        except BoardFileError as exc:
+            report.add(board_dir / f"{name}-outputs.txt", "file", str(exc))
+    links = set(_links_out(board_dir, records_dir))
     with tempfile.TemporaryDirectory(prefix="lfabench-verify-") as tmp:
         tmp_root = Path(tmp)
         shutil.copytree(records_dir, tmp_root / rel_board / "records", symlinks=False,
-                        ignore=shutil.ignore_patterns(".lfabench-run.lock"))
+                        ignore=lambda d, names: [n for n in names if n == ".lfabench-run.lock" or Path(d, n) in links])
         with _working_dir(tmp_root):
             try:
                 build_leaderboard(manifest["sources"], rel_board, name, command=manifest["command"])
@@ -251,47 +349,86 @@ def _first_difference(ours: Path, theirs: Path) -> str:
 
 
 def verify_board(board_dir: Path | str, allow_old_format: bool = False, rebuild: bool = True,
-                 allow_unclean: bool = False) -> Report:
-    """Every check of the module docstring for the board(s) in ``board_dir``."""
+                 allow_unclean: bool = False, check_data: bool = False) -> Report:
+    """Every check of the module docstring for the board(s) in ``board_dir``; ``check_data``: also compare the
+    stored splits, labels and ground truth with datasets on disk (the embedded ones are always compared)."""
     board_dir = Path(board_dir)
     report = Report()
     if not board_dir.is_dir():
         report.add(board_dir, "board", "no such folder")
         return report
-    records = find_records([board_dir / "records"]) if (board_dir / "records").is_dir() else []
-    if not records:
+    try:
+        _verify_board(board_dir, report, allow_old_format, rebuild, allow_unclean, check_data)
+    except Exception as exc:  # noqa: BLE001 -- whatever a board holds, the answer is a finding
+        report.add(board_dir, "board", f"could not be checked further: {type(exc).__name__}: {exc}")
+    return report
+
+
+def _verify_board(board_dir: Path, report: Report, allow_old_format: bool, rebuild: bool, allow_unclean: bool,
+                  check_data: bool) -> None:
+    records_dir = board_dir / "records"
+    try:
+        confined(board_dir, records_dir, "records/")
+    except BoardFileError as exc:
+        report.add(records_dir, "records", str(exc))
+        return
+    found = find_records([records_dir]) if records_dir.is_dir() else []
+    for link in _links_out(board_dir, records_dir) if records_dir.is_dir() else []:
+        report.add(link, "file", "a symbolic link out of the board's folder: not read")
+    records = [p for p in found if p.resolve().is_relative_to(board_dir.resolve())]
+    if not found:
         report.add(board_dir, "records", "no records/ folder with run records: nothing to verify")
-    digests = {}
+    digests, checked = {}, {}
+    world = WorldCheck(check_data)
     for path in records:
         report.n_records += 1
-        rec = check_record_files(path, report, allow_old_format, allow_unclean)
+        rec = check_record_files(path, report, allow_old_format, allow_unclean, world)
         if rec is not None:
-            digests[path.relative_to(board_dir.resolve()).as_posix()] = rec.get("digest")
+            rel = path.relative_to(board_dir.resolve()).as_posix()
+            digests[rel] = rec.get("digest")
+            checked[path] = rec
+    try:
+        world.records(checked, report)
+    except Exception as exc:  # noqa: BLE001 -- reported, and the board's files are still checked
+        report.add(board_dir, "records", f"revisions and seeds could not be checked: {type(exc).__name__}: {exc}")
     names = board_names(board_dir)
     report.boards = names
     if not names:
         report.add(board_dir, "board", "no <name>-outputs.txt: not a board built by lfabench leaderboard")
     for name in names:
-        mpath = manifest_path(board_dir, name)
-        if not mpath.is_file():
-            report.add(mpath, "manifest", "missing: a board of the older format (republish it)", note=allow_old_format)
-            continue
         try:
-            manifest = read_manifest(mpath)
-        except ValueError as exc:
-            report.add(mpath, "manifest", str(exc).removeprefix(f"{mpath}: "))
-            continue
-        listed = {e.get("path"): e.get("digest") for e in manifest["records"] if isinstance(e, dict)}
-        for rel in sorted(set(digests) - set(listed)):
-            report.add(board_dir / rel, "manifest", f"a record the board's manifest ({mpath.name}) does not list")
-        for rel in sorted(set(listed) - set(digests)):
-            report.add(board_dir / rel, "manifest", f"listed in {mpath.name} but absent")
-        for rel in sorted(set(listed) & set(digests)):
-            if listed[rel] != digests[rel]:
-                report.add(board_dir / rel, "digest", f"not the digest {mpath.name} lists for it")
-        if rebuild:
-            check_rebuild(board_dir, name, manifest, report)
-    return report
+            _verify_board_files(board_dir, name, digests, report, allow_old_format, rebuild)
+        except BoardFileError as exc:
+            report.add(board_dir, name, str(exc))
+        except Exception as exc:  # noqa: BLE001 -- the next board of the folder is still checked
+            report.add(board_dir, name, f"could not be checked further: {type(exc).__name__}: {exc}")
+
+
+def _verify_board_files(board_dir: Path, name: str, digests: dict, report: Report, allow_old_format: bool,
+                        rebuild: bool) -> None:
+    """Checks 5 and 6 for board ``name``: its manifest against the records' digests, and the rebuild."""
+    for own in (board_dir / f"{name}-outputs.txt", manifest_path(board_dir, name)):
+        confined(board_dir, own, "board file")
+    mpath = manifest_path(board_dir, name)
+    if not mpath.is_file():
+        report.add(mpath, "manifest", "missing: a board of the older format (republish it)", note=allow_old_format)
+        return
+    try:
+        manifest = read_manifest(mpath)
+    except ValueError as exc:
+        report.add(mpath, "manifest", str(exc).removeprefix(f"{mpath}: "))
+        return
+    listed = {e.get("path"): e.get("digest") for e in manifest["records"] if isinstance(e, dict)}
+    listed = {k: v for k, v in listed.items() if isinstance(k, str)}
+    for rel in sorted(set(digests) - set(listed)):
+        report.add(board_dir / rel, "manifest", f"a record the board's manifest ({mpath.name}) does not list")
+    for rel in sorted(set(listed) - set(digests)):
+        report.add(board_dir / rel, "manifest", f"listed in {mpath.name} but absent")
+    for rel in sorted(set(listed) & set(digests)):
+        if listed[rel] != digests[rel]:
+            report.add(board_dir / rel, "digest", f"not the digest {mpath.name} lists for it")
+    if rebuild:
+        check_rebuild(board_dir, name, manifest, report)
 
 
 __all__ = ["Finding", "Report", "FoundBoards", "verify_board", "discover_boards", "check_record_files", "RESULT_FILE"]

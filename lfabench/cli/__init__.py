@@ -13,16 +13,19 @@ USAGE = """usage: lfabench <command> [...]
 
 commands:
   run [-v] [OVERRIDES...]   run a benchmark (Hydra overrides: aggregator=bow seed=1, -m for sweeps, --cfg job;
-                            -v: solver progress on the terminal too, not only in the run's log file)
+                            -v: solver progress on the terminal too; `lfabench run --help`: every override)
   plugins                   list every plugin with kind, version and the distribution it comes from
   plugins check NAME        run NAME's conformance battery (lfabench.testing) and print a pass/fail report
+  plugins new NAME --kind K write a plugin package (aggregator, descriptor, dataset, evaluator) that installs
+                            and passes its battery as written
   leaderboard [RUN_DIRS...] build Markdown, CSV and HTML leaderboards and plots from run records
   leaderboard --index DIR   the landing page of the boards under DIR (DIR/index.md, DIR/index.html)
   compare [RUN_DIRS...]     mean ± std over seeds and paired exact Wilcoxon p-values against the best
   verify BOARD_DIR...       check a board: record digests, metrics from predictions, cells by a rebuild
   reproduce BOARD [--sample N] [--seed S]  rerun records drawn at random; where each first differs
   explain RUN               PNG grid of the image patches behind a ProLFA run's top prototypes
-  data fetch|add|verify|list  get, register and check datasets (data root: $LFABENCH_DATA)
+  data fetch|add|verify|list|remove  get, register and check datasets (data root: $LFABENCH_DATA);
+                            `data add NAME PATH --as imagefolder`: your own photos as the dataset NAME
   cache list|clear          show or delete cached descriptors and other arrays
 
 `lfabench <command> --help` for details. `lfabench --debug <command> ...` prints the traceback of an error
@@ -88,7 +91,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="lfabench", description=USAGE,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command")
-    p = sub.add_parser("leaderboard", help="build leaderboards from run records")
+    p = sub.add_parser("leaderboard", help="build leaderboards from run records",
+                       description="Build a leaderboard from run records (result.json) only: Markdown, CSV and a "
+                                   "self-contained HTML page with plots, one table per task (dataset, descriptor, "
+                                   "evaluator) and metric, ranked, with paired tests against the best; or, with "
+                                   "--index, the landing page of a folder of boards.")
     p.add_argument("run_dirs", nargs="*", help="run directories or result.json files (default: "
                                                "./lfabench_runs and ./lfabench_multirun)")
     p.add_argument("--out", default="leaderboards", help="output folder (default: ./leaderboards)")
@@ -108,7 +115,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_leaderboard)
     for command in command_modules:
         command.add_parser(sub)
+    _describe_every_command(sub)
     return parser
+
+
+def _describe_every_command(subparsers) -> None:
+    """A command without a description of its own gets its one-line help as its ``--help`` description, so that
+    every ``lfabench <command> [<subcommand>] --help`` opens on what the command does."""
+    helps = {action.dest: action.help for action in subparsers._choices_actions}
+    for name, parser in subparsers.choices.items():
+        if not parser.description and helps.get(name):
+            parser.description = helps[name][0].upper() + helps[name][1:] + "."
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                _describe_every_command(action)
 
 
 #: Exit status of a command whose reader went away (``lfabench cache list | head``): 128 + SIGPIPE, what

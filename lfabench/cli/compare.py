@@ -1,12 +1,12 @@
-"""``lfabench compare``: mean ± std over seeds per method and paired Wilcoxon p-values against the best.
+"""``lfabench compare``: mean ± std over seeds per method and paired p-values against the best.
 
 Reads run records only (``result.json``). For every (dataset, descriptor,
 evaluator, metric), each method (aggregator setting, labelled as in the
-leaderboard) gets its mean ± sample std over seeds and the two-sided exact
-Wilcoxon signed-rank p-value of its per-seed scores against the best method's
-(highest mean), pairing runs by seed over the seeds both have
-(:func:`lfabench.evaluation.significance.compare_to_best`; zero differences are
-dropped). One (method, seed) is one value however many records it has: identical repeats count once,
+leaderboard) gets its mean ± sample std over seeds and the p-value of the board's
+paired test against the best method (highest mean), pairing runs by seed over the
+seeds both have: the corrected resampled t-test for k-NN on seeded splits, the
+per-query randomization test for retrieval, else the exact Wilcoxon signed-rank test
+(:mod:`lfabench.leaderboard.separation`). One (method, seed) is one value however many records it has: identical repeats count once,
 repeats that disagree are averaged and counted in ``conflicts`` (:func:`lfabench.leaderboard.tables.dedupe_runs`).
 An invalid record (:func:`lfabench.record.validate_record`) refuses the comparison, naming the file and field.
 """
@@ -27,8 +27,8 @@ def compare_table(run_paths) -> "pd.DataFrame":
     df, _ = records_frame(find_records(run_paths))
     summary = summarize(df)
     keys = ["dataset", "descriptor", "evaluator", "metric"]
-    cols = keys + ["aggregator", "rank", "mean", "std", "n_seeds", "seeds", "conflicts", "best", "p_vs_best",
-                   "p_holm", "n_pairs"]
+    cols = keys + ["aggregator", "rank", "mean", "std", "n_seeds", "seeds", "conflicts", "best", "diff", "diff_ci_low",
+                   "diff_ci_high", "test", "p_vs_best", "p_holm", "n_pairs"]
     for _, idx in summary.groupby(keys).groups.items():  # within a section: ties share a rank (exact counts)
         summary.loc[idx, "rank"] = tied_ranks(score_keys(summary.loc[idx]))
         summary.loc[idx, "p_holm"] = holm(summary.loc[idx, "p_vs_best"].to_numpy(dtype=float))
@@ -58,10 +58,10 @@ def to_markdown(table) -> str:
         })
         parts += [shown.to_markdown(index=False), ""]
     parts.append("rank: 1 = best, equal means sharing the mean of their ranks (ratios of counts compared exactly); "
-                 "p: paired two-sided exact Wilcoxon signed-rank test against the best method, over shared seeds "
-                 "(zero differences dropped); shown from 6 pairs on, below which it cannot reach 0.05; Holm p: "
-                 "adjusted by Holm's method over the tests of the section; \"not significantly different\" is the "
-                 "absence of evidence, not evidence of equality.")
+                 "p: the paired test against the best method over shared seeds (k-NN on seeded splits: Nadeau and "
+                 "Bengio's corrected resampled t-test; retrieval: the per-query randomization test; otherwise the "
+                 "exact Wilcoxon signed-rank test, shown from 6 pairs on); Holm p: adjusted by Holm's method over "
+                 "the tests of the section; \"not separated\" is the absence of evidence, not evidence of equality.")
     conflicted = table[table["conflicts"] > 0] if "conflicts" in table else table.iloc[:0]
     for _, row in conflicted.iterrows():
         parts.append(f"warning: {row['method']} on {row['dataset']}/{row['metric']}: repeated records of "
@@ -93,7 +93,11 @@ def _cmd_compare(args) -> int:
 
 
 def add_parser(subparsers) -> None:
-    p = subparsers.add_parser("compare", help="mean ± std over seeds and paired Wilcoxon p-values vs the best")
+    p = subparsers.add_parser("compare", help="mean ± std over seeds and paired p-values vs the best",
+                              description="Compare methods from run records, one table per (dataset, descriptor, "
+                                          "evaluator, metric): rank, mean ± std over seeds, the board's paired test "
+                                          "against the best (chosen by protocol: docs/leaderboard-statistics.md) and "
+                                          "its Holm adjustment. Markdown on stdout; --csv writes the numbers.")
     p.add_argument("run_dirs", nargs="*", help="run directories or result.json files (default: ./lfabench_runs "
                                                "and ./lfabench_multirun)")
     p.add_argument("--metric", action="append", help="only this metric (repeatable)")

@@ -1,4 +1,5 @@
-"""``lfabench plugins``: list the plugins; ``lfabench plugins check NAME``: run a plugin's conformance battery."""
+"""``lfabench plugins [list]``: list the plugins; ``plugins check NAME``: run a plugin's conformance battery;
+``plugins new NAME --kind KIND``: write a new plugin package (:mod:`lfabench.cli.new_plugin`)."""
 
 from __future__ import annotations
 
@@ -6,24 +7,54 @@ import sys
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("plugins", help="list plugins, or check one against its kind's conformance battery",
-                       description="`lfabench plugins` lists every plugin; `lfabench plugins check NAME` runs the "
-                                   "conformance battery of NAME (lfabench.testing) and prints a pass/fail report.")
-    p.add_argument("action", nargs="?", choices=["check"], help="check: run the conformance battery")
-    p.add_argument("name", nargs="?", help="the plugin to check: its name or <distribution>:<name>")
-    p.add_argument("--kind", choices=["aggregator", "descriptor", "dataset", "evaluator"],
+    import argparse
+
+    p = sub.add_parser("plugins", help="list plugins, check one against its conformance battery, or start a new one",
+                       description="List every plugin (the default), check one against its kind's conformance "
+                                   "battery, or write a new plugin package.",
+                       epilog="`lfabench plugins check --help` and `lfabench plugins new --help` describe each.",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    actions = p.add_subparsers(dest="action", metavar="{list,check,new}")
+    actions.add_parser("list", help="every plugin: kind, name, version, distribution, description (the default)",
+                       description="Every plugin with its kind, name, version, distribution and description; a plugin "
+                                   "that shares its name with another package's is listed by its qualified name "
+                                   "(<distribution>:<name>).")
+    c = actions.add_parser("check", help="run a plugin's conformance battery and print a pass/fail report",
+                           description="Run the conformance battery of a registered plugin (lfabench.testing: the "
+                                       "checks of its kind, built from its defaults shrunk to tiny data) and print "
+                                       "one line per check. Exit status 1 when a check fails or an expected failure "
+                                       "passes.")
+    c.add_argument("name", help="the plugin: its name or <distribution>:<name>")
+    c.add_argument("--kind", choices=KIND_CHOICES,
                    help="the plugin's kind (needed only when several kinds have a plugin of that name)")
-    p.add_argument("--check", action="append", dest="checks", metavar="CHECK",
+    c.add_argument("--check", action="append", dest="checks", metavar="CHECK",
                    help="run only this check (repeatable), e.g. --check check_fit_returns_self")
-    p.set_defaults(func=run)
+    n = actions.add_parser("new", help="write a new plugin package that installs and passes its battery",
+                           description="Write a plugin package: pyproject.toml with the lfabench entry point, the "
+                                       "plugin (the smallest of its kind that passes the conformance battery), its "
+                                       "conformance test and a README. Install it with `pip install -e DIR`, then "
+                                       "`lfabench plugins check NAME`; replace the plugin's body by your method.")
+    n.add_argument("name", help="the plugin's name (lower case, digits, underscores): `KIND=NAME` in `lfabench run`, "
+                                "the package lfabench_NAME, the distribution lfabench-NAME")
+    n.add_argument("--kind", required=True, choices=KIND_CHOICES, help="what the plugin is")
+    n.add_argument("--dir", default=None, help="where to write the package (default: ./lfabench-NAME; must not exist "
+                                               "or be empty)")
+    n.add_argument("--allow-shadow", action="store_true",
+                   help="allow a name that an installed plugin of this kind has (yours then answers to "
+                        "<distribution>:NAME only)")
+    p.set_defaults(func=run, action=None)
+
+
+KIND_CHOICES = ["aggregator", "descriptor", "dataset", "evaluator"]
 
 
 def run(args) -> int:
     if args.action == "check":
-        if not args.name:
-            print("lfabench plugins check: give the plugin's name, e.g. `lfabench plugins check bow`", file=sys.stderr)
-            return 2
         return check(args.name, args.kind, args.checks)
+    if args.action == "new":
+        from .new_plugin import run as new
+
+        return new(args)
     return list_plugins()
 
 

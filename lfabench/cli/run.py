@@ -21,6 +21,7 @@ from ..plugin import KINDS
 from ..registry import config_search_paths, get_registry, unknown_message
 from ..resume import register_resolver
 from .orphans import exit_with_sweep, mark_sweep_process
+from .run_help import HELP_FLAGS, help_text
 from .summary import format_result, quiet_console, strip_verbose
 
 CONFIG_PACKAGE = "lfabench_conf"
@@ -234,9 +235,17 @@ def _claimed_task(cfg, run_dir: str) -> None:
     # what the record redacts against: every run-level key as written (an ``${oc.env:...}`` anywhere in the config
     # is recorded as written), the plugins as their setting
     written = {k: v for k, v in OmegaConf.to_container(cfg, resolve=False).items() if k != "hydra"}
+    from contextlib import nullcontext
+
+    from .progress import TerminalProgress, wanted
+    from .summary import VERBOSE_ENV
+
+    progress = TerminalProgress() if wanted(verbose=os.environ.get(VERBOSE_ENV) == "1") else None
     try:
-        record = run_benchmark(config, run_dir, setting={**written, **setting}, time_limit_s=cfg.get("time_limit"),
-                               isolate=cfg.get("isolate", "none"))
+        with progress if progress is not None else nullcontext():
+            record = run_benchmark(config, run_dir, setting={**written, **setting},
+                                   time_limit_s=cfg.get("time_limit"), isolate=cfg.get("isolate", "none"),
+                                   on_stage=progress.on_stage if progress is not None else None)
     except BaseException as exc:  # a plugin's SystemExit/KeyboardInterrupt or the time limit ends this run only
         if isinstance(exc, RunInterrupted):
             # the user's Ctrl-C or a kill stops the sweep, whatever continue_on_error says (SystemExit is no
@@ -278,6 +287,9 @@ def main(argv: list[str]) -> None:
     import hydra
 
     argv = strip_verbose(argv)
+    if any(a in HELP_FLAGS for a in argv):  # lfabench's page; Hydra's own stays at --hydra-help
+        print(help_text(), end="")
+        return
     check_group_overrides(argv)
     mark_sweep_process()
     register_plugin_configs()

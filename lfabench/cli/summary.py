@@ -117,6 +117,8 @@ def protocol_line(record: dict) -> str:
     dataset = cfg.get("dataset") or {}
     params = ", ".join(f"{k}={v}" for k, v in sorted((evaluator.get("params") or {}).items()) if v is not None)
     ev_desc, ds_desc = _description("evaluator", evaluator.get("name")), _description("dataset", dataset.get("name"))
+    prefix = f"{dataset.get('name')}: "  # a folder registered under a name of its own opens with that name
+    ds_desc = ds_desc[len(prefix):] if ds_desc and ds_desc.startswith(prefix) else ds_desc
     line = f"{evaluator.get('name')}({params})"
     line += f": {ev_desc}" if ev_desc else ""
     line += f"\n  data:      {dataset.get('name')}" + (f": {ds_desc}" if ds_desc else "")

@@ -17,7 +17,7 @@ def _verify_one(board, args) -> bool:
     from ..verify import verify_board
 
     report = verify_board(board, allow_old_format=args.allow_old_format, rebuild=not args.no_rebuild,
-                          allow_unclean=args.allow_unclean_records)
+                          allow_unclean=args.allow_unclean_records, check_data=args.check_data)
     for finding in report.findings:
         print(finding, file=sys.stderr if not finding.note else sys.stdout)
     verdict = "FAILED" if report.failures else "ok"
@@ -69,4 +69,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--allow-unclean-records", action="store_true",
                    help="report records of a dirty tree or with provenance missing as notes instead of discrepancies")
     p.add_argument("--no-rebuild", action="store_true", help="skip the rebuild comparison (records only)")
+    p.add_argument("--check-data", action="store_true",
+                   help="also compare the stored splits, labels and ground truth with the datasets on disk (the "
+                        "embedded datasets are always compared)")
     p.set_defaults(func=_cmd_verify)

@@ -2,11 +2,15 @@
 recomputed from them.
 
 An evaluator puts its predictions in ``Split.predictions`` (``lfabench.evaluate``): a dict of arrays whose
-``kind`` (a 0-d string array) names the layout. Two layouts, one per built-in protocol:
+``kind`` (a 0-d string array) names the layout. Two layouts, one per kind of protocol:
 
-``knn`` (:func:`knn_predictions`)
-    ``train_indices (n,)``, ``test_indices (t,)`` (dataset sample indices: the split), ``predicted (t,)``,
-    ``true (t,)`` (labels), ``counted_wrong (t,)`` bool (test samples without descriptors).
+``labels`` (:func:`label_predictions`)
+    any classifier's predicted labels: ``train_indices (n,)`` (the samples it was trained on),
+    ``test_indices (t,)`` (dataset sample indices: the split), ``predicted (t,)``, ``true (t,)`` (labels),
+    ``counted_wrong (t,)`` bool (test samples scored as wrong whatever was predicted, e.g. those without
+    descriptors). ``accuracy`` recomputes from it. The ``knn`` evaluator writes it, and so can any
+    classification protocol (a logistic regression, an SVM). Records written before the layout had this
+    name say ``knn``: the same arrays, read alike.
 ``retrieval`` (:func:`retrieval_predictions`)
     ``query_indices (q,)``; per query, flattened with ``(q + 1,)`` offsets: ``ranking`` /
     ``ranking_offsets`` (the head of the query's ranking that precision@k reads, database sample indices,
@@ -37,11 +41,13 @@ from .knn import accuracy_from_predictions
 from .ranking import ranked_list_from_places, retrieval_metrics_from_rankings
 from .revisited import revisited_metrics, revisited_scores
 
-__all__ = ["KINDS", "knn_predictions", "retrieval_predictions", "recompute_metrics", "predictions_fingerprint"]
+__all__ = ["KINDS", "label_predictions", "knn_predictions", "retrieval_predictions", "recompute_metrics",
+           "predictions_fingerprint", "per_unit_scores"]
 
 #: The layouts :func:`recompute_metrics` reads, with the arrays each must hold.
 KINDS = {
-    "knn": ("train_indices", "test_indices", "predicted", "true", "counted_wrong"),
+    "labels": ("train_indices", "test_indices", "predicted", "true", "counted_wrong"),
+    "knn": ("train_indices", "test_indices", "predicted", "true", "counted_wrong"),  # the labels layout's first name
     "retrieval": ("query_indices", "ranking", "ranking_offsets", "positives", "positive_offsets", "positive_ranks",
                   "junk", "junk_offsets", "junk_ranks", "scored_zero", "precision_at"),
 }
@@ -54,11 +60,30 @@ def _labels(y) -> np.ndarray:
     return y.astype(str) if y.dtype == object else y  # stored without pickle
 
 
-def knn_predictions(train_indices, test_indices, predicted, true, counted_wrong) -> dict[str, np.ndarray]:
-    """The ``knn`` layout (module docstring)."""
-    return {"kind": np.array("knn"), "train_indices": np.asarray(train_indices, dtype=np.int64),
+#: Layouts that kept another name in the fingerprint: ``labels`` was first written as ``knn``, and hashing it under
+#: that name gives equal predictions one fingerprint whichever name their file carries (a rerun of an older record
+#: compares equal; an older record's stored fingerprint stays valid).
+FINGERPRINT_NAMES = {"labels": "knn"}
+
+
+def label_predictions(train_indices, test_indices, predicted, true, counted_wrong=None) -> dict[str, np.ndarray]:
+    """The ``labels`` layout (module docstring): any classifier's predicted labels of the test samples.
+
+    ``counted_wrong`` (default: none) marks test samples scored as wrong whatever their prediction."""
+    test_indices = np.asarray(test_indices, dtype=np.int64)
+    if counted_wrong is None:
+        counted_wrong = np.zeros(test_indices.shape[0], dtype=bool)
+    lengths = {len(np.atleast_1d(a)) for a in (test_indices, predicted, true, counted_wrong)}
+    if len(lengths) != 1:
+        raise ValueError("label predictions: test_indices, predicted, true and counted_wrong must have one entry per "
+                         f"test sample, got lengths {sorted(lengths)}")
+    return {"kind": np.array("labels"), "train_indices": np.asarray(train_indices, dtype=np.int64),
             "test_indices": np.asarray(test_indices, dtype=np.int64), "predicted": _labels(predicted),
             "true": _labels(true), "counted_wrong": np.asarray(counted_wrong, dtype=bool)}
+
+
+#: The ``labels`` layout under the name it had when k-NN was its only writer.
+knn_predictions = label_predictions
 
 
 def _flat(lists: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
@@ -118,7 +143,7 @@ def _kind(arrays: Mapping[str, np.ndarray]) -> str:
 def recompute_metrics(arrays: Mapping[str, np.ndarray]) -> dict[str, float]:
     """Every metric the evaluator reported, recomputed from its predictions (a ValueError for bad arrays)."""
     kind = _kind(arrays)
-    if kind == "knn":
+    if kind in ("labels", "knn"):
         return {"accuracy": accuracy_from_predictions(arrays["predicted"], arrays["true"], arrays["counted_wrong"])}
     for name, offsets in (("ranking", "ranking_offsets"), ("positives", "positive_offsets"), ("junk", "junk_offsets")):
         off = np.asarray(arrays[offsets])
@@ -167,6 +192,8 @@ def predictions_fingerprint(arrays: Mapping[str, np.ndarray]) -> str:
     h = hashlib.sha256()
     for name in sorted(arrays):
         a = arrays[name]
+        if name == "kind" and str(np.asarray(a)) in FINGERPRINT_NAMES:
+            a = np.array(FINGERPRINT_NAMES[str(np.asarray(a))])
         if not hasattr(a, "blocks"):
             a = np.ascontiguousarray(a)
         blocks = a.blocks() if hasattr(a, "blocks") else (a,)
@@ -174,3 +201,25 @@ def predictions_fingerprint(arrays: Mapping[str, np.ndarray]) -> str:
         for block in blocks:
             h.update(block.tobytes())
     return h.hexdigest()
+
+
+def per_unit_scores(arrays: Mapping[str, np.ndarray]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """``(unit ids, {metric: per-unit score})``: what each test sample or query contributed to the metrics, in
+    the metric's units, so that each metric is the mean of its per-unit scores.
+
+    ``labels`` (``knn``): the test samples' dataset indices and ``accuracy`` 100 (right) or 0 (wrong, or counted wrong);
+    ``retrieval``: the queries' indices, ``mAP`` 100 x the query's AP and ``precision@k`` 100 x its precision
+    (:func:`~lfabench.evaluation.ranking.per_query_scores_from_places`). Revisited setups are not split per unit.
+    """
+    from .ranking import per_query_scores_from_places
+
+    kind = _kind(arrays)
+    if kind in ("labels", "knn"):
+        right = (np.asarray(arrays["predicted"]) == np.asarray(arrays["true"])) & ~np.asarray(arrays["counted_wrong"])
+        return np.asarray(arrays["test_indices"], dtype=np.int64), {"accuracy": 100.0 * right}
+    ks = [int(k) for k in arrays["precision_at"]]
+    ap, at_k = per_query_scores_from_places(arrays["positives"], arrays["positive_offsets"], arrays["positive_ranks"],
+                                            arrays["junk"], arrays["junk_offsets"], arrays["junk_ranks"],
+                                            arrays["scored_zero"], ks)
+    scores = {"mAP": 100.0 * ap, **{f"precision@{k}": 100.0 * v for k, v in at_k.items()}}
+    return np.asarray(arrays["query_indices"], dtype=np.int64), scores

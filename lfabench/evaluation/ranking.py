@@ -29,7 +29,8 @@ from collections.abc import Sequence
 import numpy as np
 
 __all__ = ["average_precision", "mean_average_precision", "precision_at_k", "ranking_prefix", "ranks_of",
-           "ranked_list_from_places", "scores_from_places", "retrieval_metrics_from_rankings"]
+           "ranked_list_from_places", "scores_from_places", "retrieval_metrics_from_rankings",
+           "per_query_scores_from_places"]
 
 
 def _kept_relevance(ranked_ids, positive_ids, junk_ids) -> tuple[np.ndarray, int]:
@@ -248,3 +249,44 @@ def retrieval_metrics_from_rankings(heads: Sequence[Sequence], positive_lists: S
     metrics = {"mAP": float(100.0 * np.mean(aps))}
     metrics.update({f"precision@{k}": float(100.0 * np.mean(v)) for k, v in precisions.items()})
     return metrics
+
+
+def per_query_scores_from_places(positives, positive_offsets, positive_places, junk, junk_offsets, junk_places,
+                                 scored_zero, ks: Sequence[int] = ()) -> tuple[np.ndarray, dict[int, np.ndarray]]:
+    """``(AP per query, {k: precision@k per query})`` in [0, 1] from the flattened places of the ``retrieval``
+    predictions layout: :func:`scores_from_places` for every query at once (vectorised: equal to it up to the
+    order of the floating-point sum), a query in ``scored_zero`` scoring 0. The mean of the APs is the mAP the
+    evaluator reports (over 100)."""
+    pos_off, junk_off = np.asarray(positive_offsets, np.int64), np.asarray(junk_offsets, np.int64)
+    n_q = pos_off.size - 1
+    q_pos = np.repeat(np.arange(n_q, dtype=np.int64), np.diff(pos_off))
+    q_junk = np.repeat(np.arange(n_q, dtype=np.int64), np.diff(junk_off))
+    ids, places = np.asarray(positives, np.int64), np.asarray(positive_places, np.int64)
+    jids, jplaces = np.asarray(junk, np.int64), np.asarray(junk_places, np.int64)
+    zero = np.asarray(scored_zero, dtype=bool)
+    id_span = int(max(ids.max(initial=-1), jids.max(initial=-1))) + 2
+    n_pos = np.bincount(q_pos[np.unique(q_pos * id_span + ids, return_index=True)[1]], minlength=n_q)
+    if ((n_pos == 0) & ~zero).any():
+        raise ValueError("average precision needs at least one positive id (a query has no positives)")
+    place_span = int(max(places.max(initial=-1), jplaces.max(initial=-1))) + 2
+    junk_keys = np.unique((q_junk * place_span + jplaces)[jplaces >= 0])
+    found = places >= 0
+    if jids.size:
+        found &= ~np.isin(q_pos * id_span + ids, q_junk * id_span + jids)
+    keys = np.unique(q_pos[found] * place_span + places[found])        # sorted by query, then place
+    q, at = keys // place_span, keys % place_span
+    at = at - (np.searchsorted(junk_keys, keys) - np.searchsorted(junk_keys, q * place_span))
+    first = np.searchsorted(q, np.arange(n_q))
+    hits = (np.arange(q.size) - first[q] + 1).astype(np.float64)
+    ranks = at + 1.0
+    precision = hits / ranks
+    precision_before = np.where(at > 0, (hits - 1) / np.where(at > 0, ranks - 1, 1.0), 1.0)
+    ap = np.bincount(q, weights=(precision_before + precision) / 2.0, minlength=n_q) / np.maximum(n_pos, 1)
+    ap[zero] = 0.0
+    at_k = {}
+    for k in (int(k) for k in ks):
+        if k < 1:
+            raise ValueError(f"precision@k needs k >= 1, got {k}")
+        at_k[k] = np.bincount(q[at < k], minlength=n_q) / k
+        at_k[k][zero] = 0.0
+    return ap, at_k

@@ -20,6 +20,7 @@ from ..storage import write_text_atomic
 from .csv_cells import write_csv
 from .labels import short_labels
 from .manifest import write_manifest
+from .packages import outside_plugins, packages_markdown
 from .paper import paper_markdown, paper_table
 from .ranks import cd_plot, rank_markdown, rank_table
 from .titles import evaluator_settings
@@ -55,7 +56,9 @@ def build_leaderboard(run_paths: Iterable[Path | str], out_dir: Path | str = "le
     plots[""] = plot_curves(df, out_dir, name)  # the paper's curves, page-wide
     cd_png = cd_plot(summary, out_dir / f"{name}-cd.png")
     plots[""] += [cd_png] if cd_png else []
-    sections = [s for s in [rank_markdown(summary, cd_png.name if cd_png else None), paper_markdown(summary)] if s]
+    outside = outside_plugins(records)  # rows of plugins from other packages: which package, which version
+    sections = [s for s in [rank_markdown(summary, cd_png.name if cd_png else None), paper_markdown(summary),
+                            packages_markdown(outside)] if s]
     settings = evaluator_settings(df)
     write_text_atomic(paths["markdown"], to_markdown(summary, failed, command=command, extra_sections=sections,
                                                      plots=plots, settings=settings))
@@ -71,6 +74,8 @@ def build_leaderboard(run_paths: Iterable[Path | str], out_dir: Path | str = "le
         paths["paper_csv"] = out_dir / f"{name}-paper.csv"
         write_csv(paths["paper_csv"], versus)
         extra.append(("Paper vs lfabench (ranks among the methods in both)", versus))
+    if not outside.empty:
+        extra.append(("Plugins from other packages", outside))
     write_text_atomic(paths["html"], to_html(summary, failed, out_dir, intro=INTRO, command=command, plots=plots,
                                              extra_sections=extra, settings=settings))
     paths["plots"] = [p for files in plots.values() for p in files]

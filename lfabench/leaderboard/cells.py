@@ -9,8 +9,11 @@ Each rule here exists because a reader was misled by the previous one:
   :data:`MIN_PAIRS_FOR_P` pairs any p is uninformative whatever the gap, so it is not shown;
 * a table holds many tests against its best rows: a raw p below 0.05 among them is expected by
   chance, so the Holm-adjusted p stands beside it and decides what the text says (:func:`verdict`);
-* a test that does not reject says nothing about equality: "not significantly different", with
-  the level, the correction and the number of seeds, never "level with" or "no different";
+* a test that does not reject says nothing about equality: "not separated" (from the best, at the
+  table's level after Holm), never "level with" or "no different"; the cell is one word, the level and the
+  correction are stated once under the table;
+* a p alone does not say how far apart two methods are: the difference from the best stands beside it with
+  its 95 % interval, in the metric's units (:func:`diff_cell`);
 * equal scores share a rank (``7.5`` for two at 7-8), as in Demšar (2006).
 """
 
@@ -22,7 +25,7 @@ import pandas as pd
 
 #: The fewest paired seeds at which the exact two-sided Wilcoxon test can reach p < 0.05 (2/2**6 = 0.03125).
 MIN_PAIRS_FOR_P = 6
-P_NOT_AVAILABLE = f"n/a (needs {MIN_PAIRS_FOR_P} paired seeds)"
+P_NOT_AVAILABLE = "n/a (too few paired seeds)"
 ONE_SEED = "(1 seed: spread unknown)"
 
 
@@ -59,15 +62,35 @@ def holm_cell(p_holm: float, best) -> str:
     return f"{p_holm:.4g}"
 
 
+#: The "vs best" words: a separation only where the Holm-adjusted p is below :data:`ALPHA`, never equality.
+BELOW, NOT_SEPARATED = "below", "not separated"
+
+
 def verdict(p_holm: float, n_pairs, best) -> str:
-    """What the test against the best says, in words that claim no more than it shows."""
+    """What the test against the best says, in one word that claims no more than it shows: ``below`` where the
+    Holm-adjusted p is below :data:`ALPHA`, ``not separated`` otherwise (the absence of evidence)."""
     if not _missing(best) and bool(best):
         return "best"
     if _missing(p_holm) or _missing(n_pairs):
         return "not tested"
-    if p_holm < ALPHA:
-        return f"below the best at alpha={ALPHA:g} (Holm), n={int(n_pairs)} seeds"
-    return f"not significantly different at alpha={ALPHA:g} (Holm), n={int(n_pairs)} seeds"
+    return BELOW if p_holm < ALPHA else NOT_SEPARATED
+
+
+def diff_cell(diff: float, low: float, high: float, best) -> str:
+    """The mean difference from the best (row - best, in the metric's units) with its 95 % interval where known:
+    ``-9.57 [-12.61, -6.53]``; ``—`` for a best row and where nothing is paired."""
+    if (not _missing(best) and bool(best)) or _missing(diff):
+        return "—"
+    if _missing(low) or _missing(high):
+        return f"{diff:+.2f}"
+    return f"{diff:+.2f} [{low:+.2f}, {high:+.2f}]"
+
+
+def plain_p_cell(p: float) -> str:
+    """A p-value, or ``—`` where none was computed."""
+    if _missing(p):
+        return "—"
+    return "< 1e-300" if p == 0.0 else f"{p:.2g}"  # a binomial tail below the smallest double
 
 
 def rank_cell(rank) -> str:

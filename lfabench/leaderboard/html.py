@@ -153,7 +153,8 @@ def _table_html(tab: pd.DataFrame, metric: str, anchors: list[str], short: dict[
     raw = {metric: tab["mean"].tolist(), "seeds": tab["n_seeds"].tolist(), "runs": tab["n_runs"].tolist(),
            "fit time (s)": tab["fit_s_mean"].tolist(), "transform time (s)": tab["transform_s_mean"].tolist(),
            "peak memory (MiB)": tab["peak_rss_mb_max"].tolist(), "output dim": tab["output_dim"].tolist(),
-           "p vs best (pairs)": [0.0 if b else p for b, p in zip(tab["best"], tab["p_vs_best"])]}
+           "p vs best (pairs)": [0.0 if b else p for b, p in zip(tab["best"], tab["p_vs_best"])],
+           "diff vs best [95 % CI]": [0.0 if b else d for b, d in zip(tab["best"], tab["diff"])]}
     numeric = set(NUMERIC_COLUMNS) | {metric}
     head = join(html("<th class='{}'>{}</th>", "num" if c in numeric else "", c) for c in shown.columns)
     rows = []

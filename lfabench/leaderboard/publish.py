@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from ..boardfiles import confined
 from ..provenance import missing_provenance
 from ..record import RESULT_FILE, content_digest, read_record, setting_key
 from ..redact import secret_problems, string_fields
@@ -170,6 +171,7 @@ def publish_records(run_paths: Iterable[Path | str], board_dir: Path | str,
         dest.parent.mkdir(parents=True, exist_ok=True)
         for name in RECORD_FILES:  # the files the record names (digests inside it), before the record itself
             if (path.parent / name).is_file():
+                confined(path.parent, path.parent / name, f"{name} of {path}")  # a link out is never published
                 shutil.copyfile(path.parent / name, dest.parent / f".{name}.tmp")
                 os.replace(dest.parent / f".{name}.tmp", dest.parent / name)
         write_text_atomic(dest, text)

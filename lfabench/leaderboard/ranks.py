@@ -6,8 +6,9 @@ A task is one (dataset, descriptor, evaluator) table scored by the evaluator's p
 mAP and precision@k) counts once; its other metrics are shown in their tables, not ranked. Within a task,
 settings are ranked by mean score (1 = best), compared exactly where the metric is a ratio of counts, equal
 means sharing the mean of their ranks. A method is an aggregator label (fixed by its own setting), so
-``bow`` on Scene-15 and on Oxford5k is one method. Mean ranks over different numbers of tasks are not
-comparable, so the count is shown and methods run on more tasks come first.
+``bow`` on Scene-15 and on Oxford5k is one method. One evaluator per dataset is ranked (the dataset's own
+protocol where its records have it): a dataset scored by two protocols counts once. Mean ranks over different
+numbers of tasks are not comparable, so the count is shown and methods run on more tasks come first.
 
 Friedman's test and the critical difference need every method on every task: they use the methods run on
 all tasks (re-ranked among themselves), and say which were left out.
@@ -18,6 +19,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..evaluation.multiple import FriedmanResult, friedman_test, nemenyi_cd, nemenyi_q, tied_ranks
+from ..registry import get_registry
 from .cells import ALPHA
 from .markdown import md_code, md_frame
 from .tables import evaluator_declares, score_keys
@@ -35,10 +37,35 @@ def primary_metric(evaluator: str, metrics) -> str | None:
     return metrics[0] if len(metrics) == 1 else None
 
 
+def dataset_protocol_evaluator(dataset: str) -> str | None:
+    """The evaluator of the dataset plugin's declared protocol (``DatasetProtocol.evaluator``); None when the plugin
+    is not installed here or declares none."""
+    try:
+        protocol = get_registry().get_spec("dataset", str(dataset)).protocol
+    except LookupError:
+        return None
+    return getattr(protocol, "evaluator", None)
+
+
+def primary_evaluators(summary: pd.DataFrame) -> dict[str, str]:
+    """``{dataset: evaluator}``: the one evaluator whose tables rank methods on each dataset, so that scoring one
+    dataset with two protocols does not count it twice: the dataset's own protocol where its records have it, else
+    the evaluator that scored the most methods there (then the first by name)."""
+    out = {}
+    for dataset, rows in summary.groupby("dataset", sort=True):
+        counts = rows.groupby("evaluator")["aggregator"].nunique()
+        own = dataset_protocol_evaluator(dataset)
+        out[str(dataset)] = own if own in counts.index else sorted(counts.index, key=lambda e: (-counts[e], str(e)))[0]
+    return out
+
+
 def ranked_rows(summary: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     """The summary rows of the primary metric of each task, with ``task`` and ``task_rank``; also the evaluators
-    whose metrics were not ranked (no primary metric known)."""
+    whose metrics were not ranked (no primary metric known). Only each dataset's primary evaluator
+    (:func:`primary_evaluators`) is ranked: a second protocol on the same data is shown, not counted again."""
     keep, unranked = [], []
+    primary = primary_evaluators(summary) if not summary.empty else {}
+    summary = summary[[primary.get(str(d)) == str(e) for d, e in zip(summary["dataset"], summary["evaluator"])]]
     for evaluator, rows in summary.groupby("evaluator", sort=True):
         metric = primary_metric(evaluator, rows["metric"])
         if metric is None:
@@ -167,6 +194,12 @@ def rank_markdown(summary: pd.DataFrame, diagram: str | None = None) -> str:
     if unranked:
         intro += (" Not ranked (the evaluator declares no primary metric and reports several): "
                   + ", ".join(md_code(e) for e in unranked) + ".")
+    primary = primary_evaluators(summary)
+    second = sorted({(str(d), str(e)) for d, e in zip(summary["dataset"], summary["evaluator"])
+                     if primary.get(str(d)) != str(e)})
+    if second:
+        intro += (" One protocol per dataset is ranked (the dataset's own, else the one that scored the most methods): "
+                  + "; ".join(f"{md_code(d)} by {md_code(primary[d])}, not {md_code(e)}" for d, e in second) + ".")
     parts = ["## Overall: mean rank across tasks", "", intro, "",
              md_frame(shown.rename(columns={"mean_rank": "mean rank", "n_tasks": "tasks"}))
              .to_markdown(index=False, colalign=align, disable_numparse=True), ""]

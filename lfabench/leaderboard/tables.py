@@ -30,8 +30,12 @@ from ..evaluation.significance import exact_mean, significance_by_group
 from ..plugin import KINDS, default_params
 from ..record import RESULT_FILE, plugin_setting, read_record
 from ..registry import get_plugin
-from .cells import ALPHA, MIN_PAIRS_FOR_P, holm_cell, number_cell, p_cell, rank_cell, score_cell, verdict
+from ..evaluation.paired_tests import DEFAULT_BOOTSTRAP, DEFAULT_PERMUTATIONS
+from .cells import (ALPHA, MIN_PAIRS_FOR_P, diff_cell, holm_cell, number_cell, p_cell, plain_p_cell, rank_cell,
+                    score_cell, verdict)
+from .directions import metric_sign
 from .markdown import md_code, md_frame, md_text
+from .separation import SIGN_FLIP, T_TEST, WILCOXON, UnitScores, letter_display, run_table_tests
 
 DEFAULT_RUN_ROOTS = ("lfabench_runs", "lfabench_multirun")
 GROUP_COLUMNS = ["dataset", "descriptor", "aggregator", "evaluator", "metric"]
@@ -207,6 +211,9 @@ def dedupe_runs(df: pd.DataFrame) -> pd.DataFrame:
         df = df.assign(non_default=[()] * len(df))
     if "exact" not in df:
         df = df.assign(exact=None)
+    for col in ("predictions", "n_train", "n_test"):
+        if col not in df:
+            df = df.assign(**{col: None})
     g = df.groupby(keys, sort=False, dropna=False)
     out = g.agg(value=("value", "mean"), lo=("value", "min"), hi=("value", "max"), n_records=("value", "size"),
                 params=("params", "first"), non_default=("non_default", "first"), fit_s=("fit_s", "mean"),
@@ -217,6 +224,7 @@ def dedupe_runs(df: pd.DataFrame) -> pd.DataFrame:
                 hardware=("hardware", _distinct_text),
                 finished_at=("finished_at", "max"),
                 exact=("exact", exact_mean),
+                predictions=("predictions", "first"), n_train=("n_train", "first"), n_test=("n_test", "first"),
                 path=("path", lambda p: ";".join(sorted(set(p))))).reset_index()
     out["conflict"] = (out["hi"] - out["lo"]) > 1e-9 * (1.0 + out["hi"].abs())
     return out.drop(columns=["lo", "hi"])
@@ -263,6 +271,13 @@ def records_frame(record_paths: Iterable[Path]) -> tuple[pd.DataFrame, list[dict
             shown = _shown_params((setting.get(kind) or {}).get("params") or {}, (cfg.get(kind) or {}).get("params"))
             params.update(_flatten(f"{kind}.", shown))
         fit_s, untimed = fit_cost(rec)
+        split = rec.get("split") or {}
+        sizes = {k: split[k] if isinstance(split.get(k), int) and not isinstance(split.get(k), bool)
+                 and split[k] > 0 else None for k in ("n_train", "n_test")}
+        pred = rec.get("predictions")
+        pred_file = str(pred.get("file") or "") if isinstance(pred, dict) else ""
+        # a plain file name beside the record, never a path that leaves its folder
+        pred_path = str(Path(path).parent / pred_file) if pred_file and Path(pred_file).name == pred_file else None
         non_default = _non_default(setting, cfg, params)
         for metric, value in rec["metrics"].items():
             rows.append({**base, "metric": metric, "value": value, "exact": exact_score(rec, metric, value),
@@ -270,6 +285,7 @@ def records_frame(record_paths: Iterable[Path]) -> tuple[pd.DataFrame, list[dict
                          "params": params, "non_default": non_default, "fit_s": fit_s,
                          "fit_cache_untimed": untimed,
                          "transform_s": rec["timings_s"].get("transform"), "path": str(path),
+                         "predictions": pred_path, **sizes,
                          **_provenance(rec)})
     if invalid:  # never counted, never skipped in silence: the board is not built
         raise InvalidRecords(invalid)
@@ -379,12 +395,15 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
     largest over the runs) and ``output_dim``. Provenance: ``paths`` (the records, ``;``-separated),
     ``git_revisions`` and ``lfabench_versions`` (distinct values).
 
-    ``p_vs_best``/``n_pairs``: the paired two-sided exact Wilcoxon p-value of each setting
-    against the best one of its (dataset, descriptor, evaluator, metric), over the seeds
-    both have (:func:`lfabench.evaluation.significance.compare_to_best`); NaN with fewer than
-    :data:`~lfabench.leaderboard.cells.MIN_PAIRS_FOR_P` pairs, where the exact test cannot reach 0.05.
-    ``p_holm``: those p-values Holm-adjusted over every test shown in the same table (dataset, descriptor,
-    evaluator, metric: :data:`TABLE_COLUMNS`) (:func:`lfabench.evaluation.multiple.holm`).
+    ``best``: every setting whose mean equals the highest of its table (dataset, descriptor, evaluator, metric:
+    :data:`TABLE_COLUMNS`). ``test``, ``diff``, ``diff_ci_low``, ``diff_ci_high``, ``p_vs_best``, ``n_pairs``,
+    ``p_per_sample`` and ``letters``: the table's tests against its best and between every pair
+    (:mod:`lfabench.leaderboard.separation`: the corrected resampled t-test for k-NN on seeded splits, the
+    per-query randomization test and the paired t over seeds for retrieval, else the exact Wilcoxon), the
+    difference row - best in the metric's units with its 95 % interval, McNemar's per-sample p (k-NN, conditional)
+    and the letter display. ``p_holm``: ``p_vs_best`` Holm-adjusted over the tests of the table
+    (:func:`lfabench.evaluation.multiple.holm`). ``p_wilcoxon``: the exact Wilcoxon p against the best over the
+    shared seeds (NaN below :data:`~lfabench.leaderboard.cells.MIN_PAIRS_FOR_P` pairs), the paper's test.
 
     ``exact_mean``: the mean as an exact fraction where the evaluator declares the metric a percentage of a
     count (:func:`exact_score`; None elsewhere); ``rank``: the row's rank in its table (1 = best), from the
@@ -409,15 +428,50 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
     out["hardware"] = g["hardware"].apply(_distinct_text).values
     keys = ["dataset", "descriptor", "evaluator", "metric"]
     sig = significance_by_group(df, keys, method="setting", exact="exact")
-    out = out.merge(sig[keys + ["setting", "best", "p_vs_best", "n_pairs"]], on=keys + ["setting"], how="left")
-    out.loc[out["n_pairs"].fillna(0) < MIN_PAIRS_FOR_P, "p_vs_best"] = float("nan")
-    out["rank"] = float("nan")
-    out["p_holm"] = float("nan")
-    for _, idx in out.groupby(TABLE_COLUMNS).groups.items():
+    out = out.merge(sig[keys + ["setting", "best", "p_vs_best", "n_pairs"]].rename(columns={"p_vs_best": "p_wilcoxon"}),
+                    on=keys + ["setting"], how="left")
+    out.loc[out["n_pairs"].fillna(0) < MIN_PAIRS_FOR_P, "p_wilcoxon"] = float("nan")
+    for col in ("rank", "p_vs_best", "p_holm", "diff", "diff_ci_low", "diff_ci_high", "p_per_sample"):
+        out[col] = float("nan")
+    out["test"], out["letters"] = "", ""
+    units = UnitScores()
+    for table_key, idx in out.groupby(TABLE_COLUMNS).groups.items():
         out.loc[idx, "rank"] = tied_ranks(score_keys(out.loc[idx]))
-        out.loc[idx, "p_holm"] = holm(out.loc[idx, "p_vs_best"].to_numpy(dtype=float))
+        _separate(out, idx, df, dict(zip(TABLE_COLUMNS, table_key)), units)
     out = out.sort_values(TABLE_COLUMNS + ["rank", "descriptor", "aggregator"], key=_metrics_in_number_order)
     return out[SUMMARY_COLUMNS].reset_index(drop=True)
+
+
+def _separate(out: pd.DataFrame, idx, runs: pd.DataFrame, key: dict, units: UnitScores) -> None:
+    """The table's tests (:mod:`lfabench.leaderboard.separation`) written into its summary rows ``idx``."""
+    rows = out.loc[idx]
+    best_rows = rows[rows["best"].fillna(False).astype(bool)]
+    if best_rows.empty:
+        return
+    best = sorted(best_rows["setting"])[0]  # tied best: the first in setting order is the reference
+    mask = pd.Series(True, index=runs.index)
+    for col, value in key.items():
+        mask &= runs[col] == value
+    tests = run_table_tests(runs.loc[mask, ["setting", "seed", "value", "n_train", "n_test", "predictions"]],
+                            best, key["metric"], units)
+    out.loc[idx, "test"] = tests.test
+    for i in idx:
+        name = out.at[i, "setting"]
+        if bool(out.at[i, "best"]):
+            out.at[i, "diff"] = 0.0
+            continue
+        out.at[i, "diff"] = tests.diff.get(name, float("nan"))
+        out.at[i, "diff_ci_low"], out.at[i, "diff_ci_high"] = tests.ci.get(name, (float("nan"), float("nan")))
+        out.at[i, "p_vs_best"] = tests.p.get(name, float("nan"))
+        out.at[i, "p_per_sample"] = tests.p_per_sample.get(name, float("nan"))
+        out.at[i, "n_pairs"] = tests.n_pairs.get(name, out.at[i, "n_pairs"])
+    out.loc[idx, "p_holm"] = holm(out.loc[idx, "p_vs_best"].to_numpy(dtype=float))
+    order = out.loc[idx].sort_values(["rank", "aggregator"])["setting"].tolist()
+    separated = {frozenset(pair) for pair, p in tests.pairwise_holm.items() if p < ALPHA}
+    untested = [pair for pair, p in tests.pairwise_holm.items() if not p == p]
+    if not untested and len(order) > 1:
+        letters = letter_display(order, separated)
+        out.loc[idx, "letters"] = [letters[out.at[i, "setting"]] for i in idx]
 
 
 def metric_order(metric: str) -> tuple:
@@ -439,13 +493,17 @@ TABLE_COLUMNS = ["dataset", "descriptor", "evaluator", "metric"]
 
 
 def score_keys(rows: pd.DataFrame) -> list[Fraction]:
-    """Each summary row's mean as an exactly comparable number: ``exact_mean`` where known, else the float mean."""
-    return [e if isinstance(e, Fraction) else Fraction(float(m)) for e, m in zip(rows["exact_mean"], rows["mean"])]
+    """Each summary row's mean as an exactly comparable number, higher = better: ``exact_mean`` where known, else the
+    float mean; negated for a metric its evaluator declares lower-is-better (:func:`~.directions.metric_sign`)."""
+    signs = [metric_sign(e, m) for e, m in zip(rows["evaluator"], rows["metric"])] if "evaluator" in rows else None
+    keys = [e if isinstance(e, Fraction) else Fraction(float(m)) for e, m in zip(rows["exact_mean"], rows["mean"])]
+    return keys if signs is None else [sign * key for sign, key in zip(signs, keys)]
 
 
 SUMMARY_COLUMNS = GROUP_COLUMNS + ["setting", "rank", "mean", "exact_mean", "std", "n_seeds", "n_runs", "conflicts",
                                    "seeds", "fit_s_mean", "fit_s_lower_bound", "transform_s_mean", "peak_rss_mb_max",
-                                   "output_dim", "best", "p_vs_best", "p_holm", "n_pairs", "paths", "git_revisions",
+                                   "output_dim", "best", "diff", "diff_ci_low", "diff_ci_high", "test", "p_vs_best",
+                                   "p_holm", "n_pairs", "p_per_sample", "p_wilcoxon", "letters", "paths", "git_revisions",
                                    "lfabench_versions", "hardware"]
 
 
@@ -460,11 +518,18 @@ def _distinct(values: pd.Series) -> str:
 
 INTRO = ("Generated by `lfabench leaderboard` from run records only; mean ± sample std over seeds (one seed: the "
          "spread is unknown); rank: within the table, 1 = best, equal means sharing the mean of their ranks (where "
-         "the metric is a percentage of a count, e.g. k-NN accuracy, the counts are compared exactly); p: paired "
-         "two-sided exact Wilcoxon signed-rank test against the best setting of the same table (task), over the seeds "
-         f"both have, shown from {MIN_PAIRS_FOR_P} pairs on (with fewer the test cannot reach 0.05); Holm p: that p "
-         "adjusted by Holm's method over all the tests of the table; \"vs best\": what the Holm-adjusted test says "
-         f"at alpha={ALPHA:g} (\"not significantly different\" is the absence of evidence, not evidence of equality); "
+         "the metric is a percentage of a count, e.g. k-NN accuracy, the counts are compared exactly); diff vs best: "
+         "the mean of the per-seed differences from the best setting of the same table (row - best, in the metric's "
+         "units) with its 95 % interval; p: the paired test against that best, chosen by the protocol (k-NN on "
+         "repeated seeded splits: Nadeau and Bengio's corrected resampled t-test over the seeds; retrieval: the "
+         "larger p of the randomization test on per-query differences and the paired t-test over the seeds, with a "
+         "bootstrap interval over seeds and queries; otherwise the "
+         "exact Wilcoxon signed-rank test over the seeds), the paired seeds in brackets; Holm p: that p adjusted by "
+         "Holm's method over all the tests of the table; \"vs best\": below where the Holm p is below "
+         f"alpha={ALPHA:g}, otherwise not separated (the absence of evidence, not evidence of equality); groups: "
+         "settings sharing a letter are not separated by the same test, Holm over every pair of the table; McNemar "
+         "p (per sample, conditional): the exact McNemar test on the per-sample outcomes of the stored predictions, "
+         "a view of these fitted models on these test samples that decides nothing; "
          "times are means over runs, a fit time counting what fitting a codebook (GMM, "
          "dictionary) reused from the cache cost when it was computed; `*`: some runs reused one stored before "
          "lfabench recorded that cost, so their fit time is a lower bound; memory: the largest resident memory "
@@ -474,22 +539,43 @@ INTRO = ("Generated by `lfabench leaderboard` from run records only; mean ± sam
 
 
 def significance_line(tab: pd.DataFrame) -> str:
-    """One generated sentence on what the table's tests show, in words that claim no more than they do."""
+    """What the table's tests show, in words that claim no more than they do: which test, how many settings it
+    separates from the best (Holm-adjusted p below alpha), which are not separated, and what the groups mean."""
     tested = tab[tab["p_holm"].notna()]
     if tested.empty:
-        return (f"No setting of this table has {MIN_PAIRS_FOR_P} seeds paired with its best: no difference is "
-                "tested.")
+        return ("No setting of this table has enough seeds paired with its best: no difference is tested.")
     m = len(tested)
     below = int((tested["p_holm"] < ALPHA).sum())
     seeds = sorted({int(n) for n in tested["n_pairs"]})
-    n = f"n={seeds[0]} seeds" if len(seeds) == 1 else f"n={seeds[0]}-{seeds[-1]} seeds"
-    text = (f"Tests against the best setting of the same descriptor: {below} of {m} settings are below it at "
-            f"alpha={ALPHA:g} (Holm over the {m} tests of this table, {n}); {m - below} are not significantly "
-            f"different at alpha={ALPHA:g} (Holm), {n}, which does not show that they are equal.")
-    floor = 2.0 / 2 ** max(seeds)  # the exact two-sided test's smallest p with that many non-zero pairs
-    if floor * m >= ALPHA:
-        text += (f" With {max(seeds)} paired seeds the exact test's smallest p is {floor:.4g}, so after Holm's "
-                 f"correction over {m} tests no difference could reach significance: more seeds are needed.")
+    n = f"{seeds[0]} paired seeds" if len(seeds) == 1 else f"{seeds[0]}-{seeds[-1]} paired seeds"
+    test = next((t for t in tab["test"] if t), WILCOXON) if "test" in tab else WILCOXON
+    head = {T_TEST: f"Test against the best: Nadeau and Bengio's corrected resampled t-test over the {n} (the "
+                    "variance of the per-seed differences times 1/k + n_test/n_train, k - 1 degrees of freedom); "
+                    "the difference column is row - best with that test's 95 % interval",
+            SIGN_FLIP: "Test against the best: the larger p of two paired tests, so that a separation holds for "
+                       "both the queries and the fits: the randomization (sign-flip) test on per-query differences "
+                       f"over the {n} ({DEFAULT_PERMUTATIONS:,} draws, so no p is below "
+                       f"{1 / (DEFAULT_PERMUTATIONS + 1):.2g}; a query's differences on every seed flip together), "
+                       "and the paired t-test over the seeds; the difference column is row - best with a two-way "
+                       f"percentile bootstrap 95 % interval over seeds and queries ({DEFAULT_BOOTSTRAP:,} resamples)",
+            WILCOXON: f"Test against the best: the paired two-sided exact Wilcoxon signed-rank test over the {n}"}[test]
+    text = (f"{head}. Holm over the {m} tests of this table at alpha={ALPHA:g}: {below} of {m} settings are below "
+            f"the best; ")
+    kept = tested[tested["p_holm"] >= ALPHA]
+    text += (f"{m - below} are not separated from it ({', '.join(md_text(a) for a in kept['aggregator'])}), which "
+             "does not show that they are equal." if len(kept) else "none is left unseparated.")
+    if "letters" in tab and tab["letters"].astype(str).str.len().gt(0).all():
+        text += (" Groups: two settings sharing a letter are not separated by the same test with Holm over all "
+                 f"{len(tab) * (len(tab) - 1) // 2} pairs of the table.")
+    if "p_per_sample" in tab and tab["p_per_sample"].notna().any():
+        text += (" McNemar p (per sample, conditional): McNemar's exact test on the per-sample outcomes, the "
+                 "discordant counts summed over the seeds; conditional on these fitted models and test samples, it "
+                 "decides nothing here.")
+    if test == WILCOXON:
+        floor = 2.0 / 2 ** max(seeds)  # the exact two-sided test's smallest p with that many non-zero pairs
+        if floor * m >= ALPHA:
+            text += (f" With {max(seeds)} paired seeds the exact test's smallest p is {floor:.4g}, so after Holm's "
+                     f"correction over {m} tests no difference could reach significance: more seeds are needed.")
     return text
 
 
@@ -523,9 +609,15 @@ def display_table(tab: pd.DataFrame, metric: str) -> pd.DataFrame:
         "transform time (s)": [number_cell(v) for v in tab["transform_s_mean"]],
         "peak memory (MiB)": [number_cell(v, "{:.0f}") for v in tab["peak_rss_mb_max"]],
         "output dim": [number_cell(v, "{:.0f}") for v in tab["output_dim"]],
+        "diff vs best [95 % CI]": [diff_cell(d, lo, hi, b) for d, lo, hi, b in
+                                   zip(tab["diff"], tab["diff_ci_low"], tab["diff_ci_high"], tab["best"])],
         "p vs best (pairs)": [p_cell(p, n, b) for p, n, b in zip(tab["p_vs_best"], tab["n_pairs"], tab["best"])],
         "Holm p": [holm_cell(p, b) for p, b in zip(tab["p_holm"], tab["best"])],
         "vs best": [verdict(p, n, b) for p, n, b in zip(tab["p_holm"], tab["n_pairs"], tab["best"])],
+        **({"groups": tab["letters"].values} if "letters" in tab and tab["letters"].astype(str).str.len().gt(0).all()
+           else {}),
+        **({"McNemar p (per sample, conditional)": [plain_p_cell(p) for p in tab["p_per_sample"]]}
+           if "p_per_sample" in tab and tab["p_per_sample"].notna().any() else {}),
     })
 
 

@@ -33,10 +33,18 @@ def dataset_title(name: str) -> str:
 
 
 def dataset_descriptions(datasets) -> dict[str, str]:
-    """``{dataset: its plugin's whole description, without a closing full stop}`` for each distinct dataset
-    name, sorted; a plugin this environment lacks maps to ``""`` (the board then names it only)."""
-    return {str(name): _description("dataset", str(name)).rstrip(". ")
+    """``{dataset: its plugin's whole description, without a closing full stop nor a leading "<dataset>: "}`` for
+    each distinct dataset name, sorted; a plugin this environment lacks maps to ``""`` (the board then names it
+    only)."""
+    return {str(name): without_own_name(str(name), _description("dataset", str(name))).rstrip(". ")
             for name in sorted({str(d) for d in datasets})}
+
+
+def without_own_name(name: str, description: str) -> str:
+    """``description`` without a leading ``"<name>: "`` (a folder registered under a name of its own is described
+    so, which keeps its name as its title), so that ``<name>: <description>`` does not say the name twice."""
+    prefix = f"{name}: "
+    return description[len(prefix):] if description.startswith(prefix) else description
 
 
 def protocol_title(evaluator: str) -> str:
@@ -56,15 +64,27 @@ def seeds_phrase(seed_cells) -> str:
     return f"{n} seed" + ("" if counts == [1] else "s")
 
 
+#: Datasets a multi-task title names one by one; more are counted.
+TITLE_DATASETS = 3
+
+
 def board_title(summary: pd.DataFrame) -> str:
-    """``<dataset>: <protocol>, <n> seeds``, one such part per (dataset, evaluator) on the board, ``; ``-joined;
-    ``lfabench leaderboard`` for a board without rows."""
+    """One line: ``<dataset>: <protocol>, <n> seeds`` for a board of one dataset and one evaluator; otherwise the
+    dataset in words (one) or the datasets' plugin names (up to :data:`TITLE_DATASETS`, else counted), the
+    evaluators by name and the seeds (``Fifteen Scene Categories: knn, logreg; 6 seeds``); each task's protocol is
+    then in its table's heading, each dataset in the descriptions below the title. ``lfabench leaderboard`` for a
+    board without rows."""
     if summary.empty:
         return "lfabench leaderboard"
-    parts = []
-    for (dataset, evaluator), rows in summary.groupby(["dataset", "evaluator"], sort=True):
-        parts.append(f"{dataset_title(dataset)}: {protocol_title(evaluator)}, {seeds_phrase(rows['seeds'])}")
-    return "; ".join(parts)
+    pairs = summary.groupby(["dataset", "evaluator"], sort=True)
+    if pairs.ngroups == 1:
+        (dataset, evaluator), rows = next(iter(pairs))
+        return f"{dataset_title(dataset)}: {protocol_title(evaluator)}, {seeds_phrase(rows['seeds'])}"
+    datasets = sorted({str(d) for d in summary["dataset"]})
+    named = (dataset_title(datasets[0]) if len(datasets) == 1 else ", ".join(datasets)
+             if len(datasets) <= TITLE_DATASETS else f"{len(datasets)} datasets")
+    evaluators = ", ".join(sorted({str(e) for e in summary["evaluator"]}))
+    return f"{named}: {evaluators}; {seeds_phrase(summary['seeds'])}"
 
 
 def task_heading(tab: pd.DataFrame, metric: str, with_dataset: bool = True) -> str:

@@ -1,7 +1,8 @@
 """The evaluator battery: checks ``check_<what>(evaluator, dataset)`` on a tiny dataset of the evaluator's task.
 
 Features are made up by the checks: *oracle* vectors that encode the labels and random
-ones; a protocol must score the oracle at least as well as noise.
+ones; a protocol must score the oracle at least as well as noise (better: higher, or lower for a metric it
+declares lower-is-better in ``metric_directions``). Predictions an evaluator stores must give its metrics back.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import numpy as np
 from sklearn.base import clone
 
 from ..dataset import Dataset
+from ..evaluate import METRIC_DIRECTIONS, higher_is_better
+from ..evaluation.predictions import recompute_metrics
 from .core import Case, assert_json, bind
 from .data import make_check_bags_dataset, make_check_retrieval_dataset, oracle_features, random_features
 
@@ -59,11 +62,37 @@ def check_metrics_are_finite_floats(evaluator, dataset):
 
 
 def check_oracle_beats_random(evaluator, dataset):
-    """Features that encode the labels score at least as well as random ones on every metric."""
+    """Features that encode the labels score at least as well as random ones on every metric, in the metric's
+    direction (``metric_directions``: a lower-is-better metric must be at most the noise's)."""
     oracle, _ = _score(evaluator, dataset, oracle_features(dataset.labels))
     noise, _ = _score(evaluator, dataset, random_features(dataset.n_samples))
-    worse = {k: (oracle[k], noise[k]) for k in oracle if k in noise and oracle[k] < noise[k]}
-    assert not worse, f"oracle features score below random ones on {worse}"
+    worse = {k: (oracle[k], noise[k]) for k in oracle if k in noise
+             and (oracle[k] < noise[k] if higher_is_better(evaluator, k) else oracle[k] > noise[k])}
+    assert not worse, f"oracle features score worse than random ones on {worse} (oracle, noise)"
+
+
+def check_metric_directions(evaluator, dataset):
+    """``metric_directions`` says ``"higher"`` or ``"lower"``, and only of metrics that ``evaluate`` returns."""
+    directions = dict(getattr(evaluator, "metric_directions", None) or {})
+    bad = {k: v for k, v in directions.items() if v not in METRIC_DIRECTIONS}
+    assert not bad, f"metric_directions values must be one of {METRIC_DIRECTIONS}, got {bad}"
+    metrics, _ = _score(evaluator, dataset, random_features(dataset.n_samples))
+    unknown = sorted(set(directions) - set(metrics))
+    assert not unknown, f"metric_directions names metrics that evaluate does not return: {unknown}"
+
+
+def check_predictions_recompute_metrics(evaluator, dataset):
+    """Predictions the evaluator stores (``split.predictions``, optional) give back every metric it returned
+    (what ``lfabench verify`` recomputes from a published record)."""
+    metrics, split = _score(evaluator, dataset, random_features(dataset.n_samples))
+    if split.predictions is None:
+        return  # optional: records then say that no predictions are stored
+    recomputed = recompute_metrics(split.predictions)
+    missing = sorted(set(metrics) - set(recomputed))
+    assert not missing, f"the predictions do not give back the metric(s) {missing} (got {sorted(recomputed)})"
+    off = {k: (metrics[k], recomputed[k]) for k in metrics if not math.isclose(metrics[k], recomputed[k],
+                                                                               rel_tol=1e-12, abs_tol=1e-12)}
+    assert not off, f"metrics recomputed from the predictions differ (returned, recomputed): {off}"
 
 
 def check_rejects_other_task(evaluator, dataset):
@@ -92,7 +121,8 @@ def check_split_info_json(evaluator, dataset):
 
 
 ALL_CHECKS = (check_split_deterministic, check_split_indices_valid, check_metrics_are_finite_floats,
-              check_oracle_beats_random, check_rejects_other_task, check_params_roundtrip, check_split_info_json)
+              check_oracle_beats_random, check_metric_directions, check_predictions_recompute_metrics,
+              check_rejects_other_task, check_params_roundtrip, check_split_info_json)
 
 
 def default_dataset(evaluator) -> Dataset:

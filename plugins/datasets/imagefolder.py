@@ -35,22 +35,23 @@ def image_files(folder: Path) -> list[Path]:
 
 
 def load_imagefolder(root: str | None = None, name: str = "imagefolder") -> Dataset:
-    """The classification dataset of ``root`` (default: the copy registered as ``imagefolder``).
+    """The classification dataset of ``root`` (default: the copy registered as ``name``).
 
-    ``name`` is recorded as the dataset's name (tells several registered folders apart in records).
+    ``name`` is the dataset's name in records and the registry entry read without ``root``: a folder registered
+    with ``lfabench data add NAME PATH --as imagefolder`` is the dataset ``NAME``.
     """
-    base = dataset_root("imagefolder", root)
+    base = dataset_root(name, root)
     if not base.is_dir():
-        raise missing_error("imagefolder", base, "the folder does not exist", fetchable=False)
+        raise missing_error(name, base, "the folder does not exist", fetchable=False)
     classes = sorted(p.name for p in base.iterdir() if p.is_dir() and not p.name.startswith("."))
     if not classes:
-        raise missing_error("imagefolder", base, "no class subfolders (the layout is root/<class>/<image>)",
+        raise missing_error(name, base, "no class subfolders (the layout is root/<class>/<image>)",
                             fetchable=False)
     paths, labels, ids = [], [], []
     for label, cls in enumerate(classes):
         files = image_files(base / cls)
         if not files:
-            raise missing_error("imagefolder", base / cls, f"class folder {cls!r} holds no image "
+            raise missing_error(name, base / cls, f"class folder {cls!r} holds no image "
                                 f"(suffixes {', '.join(IMAGE_SUFFIXES)})", fetchable=False)
         paths += files
         labels += [label] * len(files)

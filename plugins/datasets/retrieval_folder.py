@@ -28,28 +28,29 @@ from .imagefolder import image_files
 NAME = "retrieval_folder"
 
 
-def _find_ground_truth(base: Path, ground_truth: str | None) -> Path:
+def _find_ground_truth(base: Path, ground_truth: str | None, name: str = NAME) -> Path:
     if ground_truth:
         path = Path(ground_truth).expanduser()
         path = path if path.is_absolute() else base / path
         if not path.is_file():
-            raise missing_error(NAME, path, "the ground-truth file does not exist", fetchable=False)
+            raise missing_error(name, path, "the ground-truth file does not exist", fetchable=False)
         return path
     found = sorted(base.glob("gnd_*.pkl")) + [base / f for f in ("groundtruth.json", "groundtruth.csv")
                                                if (base / f).is_file()]
     if not found:
-        raise missing_error(NAME, base, "no ground truth (gnd_*.pkl, groundtruth.json or groundtruth.csv)",
+        raise missing_error(name, base, "no ground truth (gnd_*.pkl, groundtruth.json or groundtruth.csv)",
                             fetchable=False)
     return found[0]
 
 
 def load_retrieval_folder(root: str | None = None, ground_truth: str | None = None, distractors: str | None = None,
                           name: str = NAME, require_images: bool = True) -> Dataset:
-    """The retrieval dataset of ``root`` (default: the copy registered as ``retrieval_folder``)."""
-    base = dataset_root(NAME, root)
+    """The retrieval dataset of ``root`` (default: the copy registered as ``name``; a folder registered with
+    ``lfabench data add NAME PATH --as retrieval_folder`` is the dataset ``NAME``)."""
+    base = dataset_root(name, root)
     if not base.is_dir():
-        raise missing_error(NAME, base, "the folder does not exist", fetchable=False)
-    gt_file = _find_ground_truth(base, ground_truth)
+        raise missing_error(name, base, "the folder does not exist", fetchable=False)
+    gt_file = _find_ground_truth(base, ground_truth, name)
     extra = read_distractors(distractors) if distractors else []
     info = {"ground_truth": gt_file.name, "distractors": str(distractors) if distractors else None}
     if gt_file.suffix == ".pkl":
@@ -69,7 +70,7 @@ def load_retrieval_folder(root: str | None = None, ground_truth: str | None = No
         database = list(files)
     unknown = [n for n in database if n not in files]
     if unknown and require_images:
-        raise missing_error(NAME, base, f"{len(unknown)} database images missing (first: {unknown[0]})",
+        raise missing_error(name, base, f"{len(unknown)} database images missing (first: {unknown[0]})",
                             fetchable=False)
     return retrieval_dataset(name, base, database, [base / n for n in database], queries,
                              {q.query: base / q.query for q in queries}, extra, info, require_images, source=gt_file)

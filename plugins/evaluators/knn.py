@@ -2,7 +2,7 @@
 
 Protocol (the ProLFA paper's classification protocol; ``protocols.md``): for each
 seed, ``test_fraction`` (default 20%) of each class is held out by
-:func:`lfabench_plugins.evaluators.splits.stratified_split` (the draw depends on the labels and the
+:func:`lfabench.splits.stratified_split` (the draw depends on the labels and the
 seed only, so every method is scored on the same split and results are paired);
 the aggregator is fitted on the training samples; every test vector is
 classified by :func:`lfabench.evaluation.knn_predict` (FAISS flat index, equal
@@ -25,7 +25,7 @@ still seeds the aggregator and the labelled subset. The record's ``split.protoco
 The parameter is opt-in (left out of the default config), so existing run keys and rows are unchanged.
 
 Semi-supervised aggregators: ``labelled_fraction < 1`` keeps that fraction of
-each class of the training part labelled (:func:`lfabench_plugins.evaluators.splits.labelled_subset`,
+each class of the training part labelled (:func:`lfabench.splits.labelled_subset`,
 seeded) and gives the others label ``-1``; unsupervised aggregators ignore the
 labels. Default 1.0: classification runs are fully supervised (ProLFA); pass
 ``labelled_fraction=0.2`` for the paper's semi-supervised setting.
@@ -39,11 +39,11 @@ from lfabench import PluginSpec, hookimpl
 from lfabench.plugin import default_params
 from lfabench.dataset import Dataset
 from lfabench.evaluate import Evaluator, Split
-from lfabench.evaluation import fit_metric_space, knn_predict, knn_predictions
+from lfabench.evaluation import fit_metric_space, knn_predict, label_predictions
 from lfabench.evaluation.search import METRICS
 from lfabench.evaluation.whitening import COVARIANCE_ESTIMATORS
 
-from .splits import labelled_subset, stratified_split
+from lfabench.splits import labelled_subset, stratified_split
 
 
 #: ``split_protocol`` values: None = the dataset's official split where it has one, else stratified.
@@ -139,7 +139,7 @@ class KNN(Evaluator):
         space = fit_metric_space(train_X, self.metric, self.p, self.covariance)
         pred = knn_predict(train_X, y[train], features[test], self.k, space=space)
         correct = (pred == y[test]) & ~empty[test]
-        split.predictions = knn_predictions(split.train_indices, test, pred, y[test], empty[test])
+        split.predictions = label_predictions(split.train_indices, test, pred, y[test], empty[test])
         split.info["knn_metric"] = space.info
         split.info["empty_samples"] = {"train_left_out": int(empty[split.train_indices].sum()),
                                        "test_counted_wrong": int(empty[test].sum())}

@@ -2,9 +2,9 @@
 
 The aggregator is fitted on the database (every ranked sample; semi-supervised
 aggregators see ``labelled_fraction`` of each class labelled, rounded up (the paper's search rule), drawn by
-:func:`lfabench_plugins.evaluators.splits.labelled_subset` from the seed, the rest ``-1``; with the opt-in
+:func:`lfabench.splits.labelled_subset` from the seed, the rest ``-1``; with the opt-in
 ``labelled_unit="class"`` (``+evaluator.params.labelled_unit=class``) ``labelled_fraction`` of the classes
-instead, every image of each labelled (:func:`lfabench_plugins.evaluators.splits.labelled_classes`);
+instead, every image of each labelled (:func:`lfabench.splits.labelled_classes`);
 unsupervised aggregators ignore the labels). Each query's vector ranks the
 whole database with an exact FAISS flat index
 (:func:`lfabench.evaluation.rank_database_blocks`, a block of queries at a time; ties go to the lower
@@ -54,8 +54,9 @@ from lfabench.evaluation.largescale import IVFPQ_MIN_DATABASE, LARGE_METRICS, Ch
 from lfabench.plugin import default_params
 from lfabench.evaluation.search import METRICS
 
+from lfabench.splits import labelled_classes, labelled_subset
+
 from .boxes import check_query_boxes
-from .splits import labelled_classes, labelled_subset
 
 QUERY_REGIONS = ("bbox", "full")
 #: ``full``: every database image ranked (exact, all distances); the others: top-``shortlist`` lists from

@@ -7,6 +7,7 @@ import sys
 import textwrap
 
 import numpy as np
+import pytest
 
 from lfabench.storage import ArrayCache
 
@@ -39,6 +40,7 @@ SCRIPT = textwrap.dedent('''
 ''')
 
 
+@pytest.mark.slow  # two cold runs in subprocesses
 def test_two_cold_runs_share_the_work_and_leave_no_debris(tmp_path):
     (tmp_path / "run.py").write_text(SCRIPT)
     log, cache = tmp_path / "calls.log", tmp_path / "cache"

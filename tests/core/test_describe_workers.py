@@ -10,6 +10,8 @@ import sys
 import textwrap
 import time
 
+import pytest
+
 from conftest import process_alive
 
 SLOW = textwrap.dedent('''
@@ -38,6 +40,7 @@ SLOW = textwrap.dedent('''
 ''')
 
 
+@pytest.mark.slow  # parallel extraction workers in subprocesses
 def test_workers_die_when_the_parent_is_killed(tmp_path):
     (tmp_path / "slow.py").write_text(SLOW)
     pids = tmp_path / "pids"
@@ -60,6 +63,7 @@ def test_workers_die_when_the_parent_is_killed(tmp_path):
     assert not left, f"worker processes {left} outlived their killed parent"
 
 
+@pytest.mark.slow  # parallel extraction workers in subprocesses
 def test_a_script_without_main_guard_can_describe_in_parallel(tmp_path):
     (tmp_path / "script.py").write_text(SLOW)  # module-level code, no __main__ guard
     (tmp_path / "pids").mkdir()

@@ -58,6 +58,7 @@ def test_a_failed_run_whose_record_cannot_be_written_keeps_its_error(tmp_path, m
     assert json.loads(saved.read_text())["status"] == "failed"
 
 
+@pytest.mark.slow  # a run through the command; the writes are tested in-process above
 def test_cli_exits_2_naming_both_paths_without_traceback(tmp_path):
     script = ("import errno, sys, lfabench.record as r\n"
               "real = r.write_json_atomic\n"

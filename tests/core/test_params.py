@@ -66,6 +66,7 @@ def test_a_constructor_refusing_its_parameters_is_a_config_error(tmp_path):
         run_benchmark(cfg, tmp_path)
 
 
+@pytest.mark.slow  # a run through the command; its one-message path is the default tier's missing-data test
 def test_cli_user_error_is_one_message_without_traceback_and_the_record_keeps_it(tmp_path):
     proc = run_cli(["run", "aggregator=bow", "aggregator.params.n_clusters=abc", "hydra.run.dir=bad"], cwd=tmp_path,
                    check=False)

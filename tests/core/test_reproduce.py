@@ -68,6 +68,7 @@ def test_compare_by_hand():
     assert compare(old, rec, "x").verdict == "metrics only"
 
 
+@pytest.mark.slow  # reruns through the command; the comparison is tested in-process above
 def test_cli_reports_and_exits_0_when_identical(board, tmp_path):
     proc = run_cli(["reproduce", str(board), "--sample", "1", "--seed", "0"], cwd=tmp_path)
     assert "1 of 1 identical" in proc.stdout and "identical: " in proc.stdout

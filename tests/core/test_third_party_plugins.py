@@ -75,6 +75,7 @@ def test_plugins_lists_third_party_and_warns_on_broken(plugin_site, tmp_path):
     assert "broken-plugin 1.0" in proc.stderr and "this plugin is broken on purpose" in proc.stderr
 
 
+@pytest.mark.slow  # an end-to-end run in a subprocess
 def test_third_party_aggregator_runs(plugin_site, tmp_path):
     proc = run_cli(["run", "aggregator=meanpool", "hydra.run.dir=out"], cwd=tmp_path,
                    env={"PYTHONPATH": str(plugin_site)})
@@ -92,6 +93,7 @@ def test_plugin_package_contributes_config_files(plugin_site, tmp_path):
     assert "scale: 3.0" in proc.stdout
 
 
+@pytest.mark.slow  # an end-to-end run in a subprocess
 def test_failed_run_leaves_failed_record(plugin_site, tmp_path):
     proc = run_cli(["run", "aggregator=raiser", "hydra.run.dir=failed"], cwd=tmp_path,
                    env={"PYTHONPATH": str(plugin_site)}, check=False)

@@ -19,6 +19,25 @@ from lfabench.verify import verify_board
 from conftest import run_cli
 
 
+def _lfabench(args, cwd) -> tuple[int, str, str]:
+    """``lfabench ARGS`` in this process, from ``cwd`` (what a subprocess would do, without its start-up):
+    ``(exit status, stdout, stderr)``."""
+    import contextlib
+    import io
+    import os
+
+    from lfabench.cli import main
+
+    out, err, here = io.StringIO(), io.StringIO(), os.getcwd()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            status = main(list(args))
+    finally:
+        os.chdir(here)
+    return status, out.getvalue(), err.getvalue()
+
+
 def _cfg(seed, n_clusters):
     return {"dataset": {"name": "digits", "params": {"n_samples": 200}},
             "descriptor": {"name": "patches", "params": {}},
@@ -38,7 +57,7 @@ def board(tmp_path_factory):
     board = root / "boards" / "demo"
     # the test tree is a working copy: its records may be dirty, published here only with the override
     publish_records([root / "sweep"], board, allow_unclean=True)
-    run_cli(["leaderboard", "boards/demo/records", "--out", "boards/demo", "--name", "demo"], cwd=root)
+    assert _lfabench(["leaderboard", "boards/demo/records", "--out", "boards/demo", "--name", "demo"], root)[0] == 0
     return board
 
 
@@ -88,8 +107,14 @@ def test_one_changed_prediction_fails_naming_the_file(board, tmp_path):
     arrays["predicted"][i] = arrays["true"][i] + 1  # one correctly classified test sample now wrong
     save_predictions(ppath, arrays)
     fails = _failures(copy)
-    assert any(str(ppath) in f and "predictions.sha256" in f for f in fails)
-    assert any(str(ppath.parent / "result.json") in f and "metrics.accuracy" in f for f in fails)
+    assert any(str(ppath) in f and "predictions.sha256" in f and "not read further" in f for f in fails)
+    # a file whose sha256 failed is not read: its content is judged only once the record names it
+    rpath = ppath.parent / "result.json"
+    rec = json.loads(rpath.read_text())
+    rec["predictions"]["sha256"] = file_sha256(ppath)
+    rpath.write_text(json.dumps(rec, indent=2))
+    fails = _failures(copy)
+    assert any(str(rpath) in f and "metrics.accuracy" in f for f in fails)
     assert any(str(ppath) in f and "fingerprints.predictions" in f for f in fails)
 
 
@@ -138,11 +163,24 @@ def test_old_format_records_are_reported(board, tmp_path):
     rec["schema_version"] = 1
     path.write_text(json.dumps(rec))
     assert any(str(path) in f and "old-format record" in f for f in _failures(copy))
+    status, _, err = _lfabench(["verify", str(copy), "--allow-unclean-records"], tmp_path)
+    assert status == 1 and "old-format record" in err and "Traceback" not in err
+    assert _lfabench(["verify", str(board), "--allow-unclean-records"], tmp_path)[0] == 0
+    status, _, err = _lfabench(["verify", str(tmp_path / "nowhere")], tmp_path)
+    assert status == 2 and "no board folder at" in err and "Traceback" not in err
+
+
+@pytest.mark.slow
+def test_verify_as_a_command_exits_1_on_a_discrepancy_and_names_it(board, tmp_path):
+    """The same through the installed command, in a process of its own (exit statuses, no traceback)."""
+    copy = _copy(board, tmp_path)
+    path = sorted(copy.glob("records/**/result.json"))[0]
+    rec = json.loads(path.read_text())
+    rec["schema_version"] = 1
+    path.write_text(json.dumps(rec))
     proc = run_cli(["verify", str(copy), "--allow-unclean-records"], cwd=tmp_path, check=False)
     assert proc.returncode == 1 and "old-format record" in proc.stderr and "Traceback" not in proc.stderr
     assert run_cli(["verify", str(board), "--allow-unclean-records"], cwd=tmp_path).returncode == 0
-    proc = run_cli(["verify", str(tmp_path / "nowhere")], cwd=tmp_path, check=False)
-    assert proc.returncode == 2 and "no board folder at" in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_publishing_refuses_dirty_records_unless_allowed(board, tmp_path):
@@ -187,14 +225,14 @@ def test_unclean_records_fail_verify_unless_allowed(board, tmp_path):
         r.pop("publication", None)
         r["digest"] = content_digest(r)
         other.write_text(json.dumps(r, indent=2))
-    run_cli(["leaderboard", "boards/demo/records", "--out", "boards/demo", "--name", "demo"], cwd=tmp_path)
+    assert _lfabench(["leaderboard", "boards/demo/records", "--out", "boards/demo", "--name", "demo"], tmp_path)[0] == 0
     assert verify_board(copy).failures == []
     r = json.loads(path.read_text())  # ... then one of them dirty, its digest and the board made to match
     r["provenance"].update(dirty=True, diff_sha256=hashlib.sha256(b"d").hexdigest(), diff_file="source.diff.gz")
     (path.parent / "source.diff.gz").write_bytes(gzip.compress(b"d"))
     r["digest"] = content_digest(r)
     path.write_text(json.dumps(r, indent=2))
-    run_cli(["leaderboard", "boards/demo/records", "--out", "boards/demo", "--name", "demo"], cwd=tmp_path)
+    assert _lfabench(["leaderboard", "boards/demo/records", "--out", "boards/demo", "--name", "demo"], tmp_path)[0] == 0
     assert [str(f) for f in verify_board(copy).failures] == [
         f"FAIL: {path}: provenance: unclean record: dirty tree (revision {r['provenance']['git_revision']} plus a "
         f"diff, sha256 {r['provenance']['diff_sha256'][:12]})"]
@@ -227,8 +265,14 @@ def test_revisited_metrics_recompute_and_a_changed_prediction_or_metric_is_named
     save_predictions(ppath, arrays)
     report = Report()
     check_record_files(path, report, allow_unclean=True)
+    assert [str(f) for f in report.failures] == [
+        f"FAIL: {ppath}: predictions.sha256: the file is not the one the record names (changed or replaced): "
+        f"not read further"]
+    forged = dict(rec, predictions=dict(rec["predictions"], sha256=file_sha256(ppath)))
+    path.write_text(json.dumps(forged))   # the record names the changed file: now it is read, and disagrees
+    report = Report()
+    check_record_files(path, report, allow_unclean=True)
     fails = [str(f) for f in report.failures]
-    assert any(str(ppath) in f and "predictions.sha256" in f for f in fails)
     assert any(f.startswith(f"FAIL: {path}: metrics.mAP_hard: recorded ") for f in fails), fails
     assert not any("metrics.mAP_medium" in f or "metrics.mAP:" in f for f in fails)   # Medium is unchanged
 

@@ -59,6 +59,7 @@ def test_run_level_settings_reach_plugins():
     assert cfg.aggregator.params.random_state == 7 and cfg.aggregator.params.cache is False
 
 
+@pytest.mark.slow  # the command in a subprocess; the same composition is checked in-process for every plugin above
 def test_cli_cfg_job_shows_the_class_defaults(tmp_path):
     from lfabench_plugins.aggregators.vlad import VLAD
 

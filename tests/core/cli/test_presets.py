@@ -3,6 +3,7 @@ end to end on embedded data, and a preset whose data is absent stops at its firs
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 from importlib import resources
@@ -56,10 +57,12 @@ def compose():
     GlobalHydra.instance().clear()
 
 
-def _options(group: str) -> set[str]:
+@functools.lru_cache(maxsize=None)
+def _options(group: str) -> frozenset[str]:
+    """The group's options (the same for every preset and value: read once)."""
     from lfabench.cli.run import config_options
 
-    return set(config_options(group))
+    return frozenset(config_options(group))
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -146,6 +149,7 @@ def test_a_preset_without_its_data_stops_at_the_first_run(tmp_path):
     assert len(records) == 1  # not one failed record per job of the 36-run sweep
 
 
+@pytest.mark.slow  # a sweep of two runs; the composition of every axis value is in the default tier above
 def test_a_command_line_axis_replaces_the_presets(tmp_path):
     """``lfabench run -m +experiment=X aggregator=...`` narrows the preset (nested options such as smoke/bow too)."""
     run_cli(["run", "-m", "+experiment=classification_smoke", "aggregator=smoke/bow"], cwd=tmp_path)

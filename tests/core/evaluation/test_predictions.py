@@ -196,3 +196,22 @@ def test_records_store_predictions_or_say_there_are_none(tmp_path):
     assert set(rec["fingerprints"]) == {"descriptors", "fitted", "features", "predictions"}
     old = json.loads((tmp_path / "o" / "result.json").read_text())
     assert old["status"] == "ok" and old["predictions"] is None and not (tmp_path / "o" / "predictions.npz").exists()
+
+
+def test_labels_layout_holds_any_classifiers_labels_and_the_knn_name_still_reads():
+    """``labels`` is what k-NN and any other classifier write; records of the layout's first name (``knn``) read
+    alike and fingerprint alike, so published records still verify and a rerun of one compares equal."""
+    from lfabench.evaluation import label_predictions
+
+    new = label_predictions([0, 1, 2], [3, 4, 5, 6], ["a", "b", "b", "a"], ["a", "b", "a", "a"],
+                            counted_wrong=[False, False, False, True])
+    assert str(new["kind"]) == "labels"
+    assert recompute_metrics(new) == {"accuracy": 50.0}
+    old = dict(new, kind=np.array("knn"))
+    assert recompute_metrics(old) == {"accuracy": 50.0}
+    assert predictions_fingerprint(old) == predictions_fingerprint(new)
+    assert predictions_fingerprint(dict(new, predicted=np.array(["a", "a", "b", "a"]))) != predictions_fingerprint(new)
+    no_wrong = label_predictions([0], [1, 2], [0, 1], [0, 0])
+    assert no_wrong["counted_wrong"].tolist() == [False, False] and recompute_metrics(no_wrong) == {"accuracy": 50.0}
+    with pytest.raises(ValueError, match="one entry per test sample"):
+        label_predictions([0], [1, 2], [0], [0, 0])

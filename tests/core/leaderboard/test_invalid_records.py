@@ -13,7 +13,6 @@ from lfabench.leaderboard import build_leaderboard
 from lfabench.leaderboard.tables import InvalidRecords
 from lfabench.record import read_record, validate_record
 
-from conftest import run_cli
 from record_helpers import record
 
 GOOD = [80.0, 82.0, 84.0]
@@ -67,12 +66,15 @@ def test_leaderboard_and_compare_refuse_a_bad_record_naming_it(tmp_path, case):
         compare_table([tmp_path / "runs"])
 
 
-def test_the_cli_exits_2_naming_the_file_without_a_traceback(tmp_path):
+def test_the_cli_exits_2_naming_the_file_without_a_traceback(tmp_path, monkeypatch, capsys):
+    from lfabench.cli import main
+
     bad = _runs(tmp_path, _set_metric(170.0))
+    monkeypatch.chdir(tmp_path)
     for command in (["leaderboard", "runs", "--out", "lb"], ["compare", "runs"]):
-        proc = run_cli(command, cwd=tmp_path, check=False)
-        assert proc.returncode == 2, proc.stderr
-        assert str(bad) in proc.stderr and "170.0" in proc.stderr and "Traceback" not in proc.stderr
+        assert main(command) == 2
+        err = capsys.readouterr().err
+        assert str(bad) in err and "170.0" in err and "Traceback" not in err
 
 
 def test_valid_records_still_build_and_one_seed_counts_once(tmp_path):

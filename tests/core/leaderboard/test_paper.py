@@ -55,3 +55,20 @@ def test_each_setting_of_the_papers_descriptor_is_its_own_block(tmp_path):
     assert by_descriptor[("sift", "bow")] == "60.00 ± 0.00"
     assert by_descriptor[("sift[long_side=300]", "bow")] == "70.00 ± 0.00"
     assert by_descriptor[("sift[long_side=300]", "vlad")] == "75.00 ± 0.00"
+
+
+def test_paper_table_keeps_the_papers_exact_wilcoxon_on_six_pairs(tmp_path):
+    from scipy.stats import wilcoxon
+
+    from lfabench.leaderboard.paper import WILCOXON_COLUMN
+
+    scores = {"temb": [75.0, 76.0, 74.5, 75.5, 77.0, 74.0], "prolfa": [70.0, 76.5, 71.0, 72.5, 73.0, 70.5]}
+    for method, values in scores.items():
+        for seed, acc in enumerate(values):
+            record(tmp_path / f"runs/{method}{seed}", seed, acc, aggregator=method, dataset="scene15",
+                   descriptor="sift", split={"n_train": 3588, "n_test": 897})
+    table = paper_table(summarize(records_frame(find_records([tmp_path / "runs"]))[0]))
+    ran = table[(table["lfabench"] != "not run") & (table["metric"] == "accuracy")].set_index("method")
+    want = wilcoxon(scores["prolfa"], scores["temb"], method="exact").pvalue
+    assert ran.loc["temb", WILCOXON_COLUMN] == "best"
+    assert ran.loc["prolfa", WILCOXON_COLUMN] == f"{want:.4g}"

@@ -131,6 +131,7 @@ print(hashlib.sha256(lasso_codes(X, D, 0.05, block=1024).tobytes()).hexdigest())
 """
 
 
+@pytest.mark.slow  # fits at several thread counts
 def test_codes_are_bit_identical_across_thread_counts():
     script = DETERMINISM.format(tests=os.path.dirname(__file__))
     digests = []
@@ -180,6 +181,7 @@ def scene15_daisy(shared_data):
     return bags, labels[picks]
 
 
+@pytest.mark.slow  # a real-data fit
 def test_codes_match_sparse_encode_on_real_daisy(scene15_daisy):
     bags, _ = scene15_daisy
     # the plugin's defaults (K = 256 atoms, alpha = 0.15), fewer passes of the dictionary learning
@@ -201,6 +203,7 @@ def test_codes_match_sparse_encode_on_real_daisy(scene15_daisy):
     np.testing.assert_array_equal(U[converged] != 0, ref[converged] != 0)
 
 
+@pytest.mark.slow  # a real-data fit
 def test_sc_plugin_solvers_agree_on_real_daisy(scene15_daisy):
     bags, _ = scene15_daisy
     sc = SparseCoding(dict_iter=1, random_state=0).fit(bags)

@@ -157,16 +157,19 @@ def test_retrieval_folder_conformance(revisited_folder):
     assert all(r.status == "pass" for r in results), [(r.name, r.message) for r in results if r.status != "pass"]
 
 
-def test_data_add_registers_and_verifies_a_retrieval_folder(revisited_folder, tmp_path):
-    env = {"LFABENCH_DATA": str(tmp_path / "data")}
-    proc = run_cli(["data", "add", "retrieval_folder", str(revisited_folder)], cwd=tmp_path, env=env)
-    assert "8 images, 2 queries, 4 positives" in proc.stdout and "status: complete" in proc.stdout
+def test_data_add_registers_and_verifies_a_retrieval_folder(revisited_folder, tmp_path, monkeypatch, capsys):
+    from lfabench.cli import main
+
+    monkeypatch.setenv("LFABENCH_DATA", str(tmp_path / "data"))
+    assert main(["data", "add", "retrieval_folder", str(revisited_folder)]) == 0
+    out = capsys.readouterr().out
+    assert "8 images, 2 queries, 4 positives" in out and "status: complete" in out
     registry = json.loads((tmp_path / "data" / "registry.json").read_text())
     assert registry == {"retrieval_folder": str(revisited_folder.resolve())}
     (revisited_folder / "jpg" / "img5.jpg").rename(revisited_folder / "img5.moved")
     try:
-        proc = run_cli(["data", "verify", "retrieval_folder"], cwd=tmp_path, env=env, check=False)
-        assert proc.returncode == 1 and "1 of 8 images missing" in proc.stdout
+        assert main(["data", "verify", "retrieval_folder"]) == 1
+        assert "1 of 8 images missing" in capsys.readouterr().out
     finally:
         (revisited_folder / "img5.moved").rename(revisited_folder / "jpg" / "img5.jpg")
 

@@ -75,6 +75,7 @@ def test_dense_and_sparse_backends_share_the_start_and_the_model():
         assert objective(pb, res.selection, res.projection) == pytest.approx(res.objective_history[-1], rel=1e-9)
 
 
+@pytest.mark.slow  # two full solves to convergence (~20 s); the dense solver's steps are tested above
 def test_dense_exact_model_reaches_the_sparse_solvers_minimum():
     """The paper's plain simplex, run long: two different algorithms end at the same J (to 0.5 %)."""
     pb = clustered_problem()

@@ -141,7 +141,7 @@ def test_cancelling_falls_back_to_the_one_hot_start_when_that_has_the_lower_J(da
 # a given start (start=): continuation from one model's solution to another
 
 
-@pytest.mark.parametrize("backend", ["sparse", "dense"])
+@pytest.mark.parametrize("backend", [pytest.param("sparse", marks=pytest.mark.slow), "dense"])  # sparse: ~30 s
 def test_exact_model_continued_from_the_capped_solution_starts_at_its_J_and_never_rises(backend):
     """``start=selection_start(C)``: J at the start is the capped fit's J (same C, optimal W), then J never
     rises, and the plain simplex (a superset of the capped set) ends at or below the capped fit."""

@@ -1,0 +1,48 @@
+"""Plugins a board's rows come from that are not lfabench's own: each with its package and version, as the records
+state them (``plugins.<kind>.distribution`` and ``version``), so a reader knows what to install to rerun a row.
+
+A board of built-in plugins only has no such section.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import pandas as pd
+
+from ..record import read_record
+from ..registry import BUILTIN_DISTRIBUTION
+from .markdown import md_code, md_frame
+
+COLUMNS = ["kind", "plugin", "package", "version"]
+
+
+def outside_plugins(record_paths: Iterable[Path]) -> pd.DataFrame:
+    """One row per (kind, plugin, package, version) that a successful record ran from a package other than
+    lfabench, sorted; empty when there is none."""
+    rows = set()
+    for path in record_paths:
+        try:
+            rec = read_record(path)
+        except (OSError, ValueError):
+            continue  # the board lists unreadable records already
+        if rec.get("status") != "ok":
+            continue
+        for kind, entry in sorted((rec.get("plugins") or {}).items()):
+            if isinstance(entry, dict) and entry.get("distribution") not in (None, BUILTIN_DISTRIBUTION):
+                rows.add((str(kind), str(entry.get("name", "?")), str(entry["distribution"]),
+                          str(entry.get("version") or "not recorded")))
+    return pd.DataFrame(sorted(rows), columns=COLUMNS)
+
+
+def packages_markdown(table: pd.DataFrame) -> str:
+    """The section for the Markdown board (empty string without outside plugins)."""
+    if table.empty:
+        return ""
+    installs = " ".join(md_code(f"pip install {p}=={v}") for p, v in
+                        sorted(set(zip(table["package"], table["version"]))) if v != "not recorded")
+    return "\n".join(["## Plugins from other packages", "",
+                      "Rows of these plugins were run with the package and version named (from the records); "
+                      "rerunning them needs the same installed" + (f": {installs}." if installs else "."), "",
+                      md_frame(table).to_markdown(index=False, disable_numparse=True), ""])
