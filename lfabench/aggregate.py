@@ -28,8 +28,13 @@ from .estimator import Estimator, not_fitted
 if TYPE_CHECKING:  # scipy.sparse costs a third of a second at start-up; only annotations name it here
     import scipy.sparse as sp
 
-__all__ = ["Aggregator", "PrototypeSupport", "UndefinedCriterionError", "annotated_class_sizes", "check_labels",
-           "describe_class_sizes"]
+__all__ = ["Aggregator", "FitDataError", "PrototypeSupport", "UndefinedCriterionError", "annotated_class_sizes",
+           "check_labels", "describe_class_sizes"]
+
+
+class FitDataError(ValueError):
+    """The bags given to ``fit`` cannot train the aggregator as configured (e.g. fewer descriptors than
+    clusters): a setting the user can change, stated in one message."""
 
 
 class UndefinedCriterionError(ValueError):
@@ -66,12 +71,16 @@ class Aggregator(Estimator):
 
     supervised: bool = False
     semi_supervised: bool = False
+    #: Parameters each of which needs at least as many training descriptors as its value (``n_clusters``: a
+    #: k-means codebook): ``fit`` refuses fewer with a :class:`FitDataError` before any work.
+    fit_size_params: tuple[str, ...] = ()
 
     def fit(self, bags, y=None):
         """Learn the aggregator from ``bags`` (``m`` samples) and optional labels ``y`` (``(m,)`` or ``(m, c)``)."""
         bags = as_bags(bags)
         if bags.n_descriptors == 0:
             raise ValueError(f"{type(self).__name__}.fit: the bags hold no descriptors at all")
+        self._check_fit_size(bags)
         if y is not None:
             y = np.asarray(y)
             if y.shape[0] != bags.n_samples:
@@ -96,6 +105,15 @@ class Aggregator(Estimator):
             raise RuntimeError(f"{type(self).__name__}._transform returned {out.shape[0]} rows for "
                                f"{bags.n_samples} samples")
         return out
+
+    def _check_fit_size(self, bags: Bags) -> None:
+        """:class:`FitDataError` when a parameter of ``fit_size_params`` exceeds the descriptors ``fit`` gets."""
+        for name in self.fit_size_params:
+            need = getattr(self, name, None)
+            if isinstance(need, (int, np.integer)) and not isinstance(need, bool) and need > bags.n_descriptors:
+                raise FitDataError(f"{type(self).__name__}: {name}={need} needs at least {need} training descriptors, "
+                                   f"but the {bags.n_samples} samples it is fitted on hold {bags.n_descriptors}; "
+                                   f"lower {name} (aggregator.params.{name}=...) or fit on more samples")
 
     def fit_transform(self, bags, y=None) -> np.ndarray:
         return self.fit(bags, y).transform(bags)

@@ -61,18 +61,30 @@ class RetrievalGroundTruth:
     difficulty: dict[str, list[np.ndarray]] | None = None
 
     def __post_init__(self):
-        self.queries = np.asarray(self.queries, dtype=np.int64)
+        self.queries = _indices(self.queries, "queries")
         n = self.queries.size
         if len(self.positives) != n or len(self.junk) != n:
             raise ValueError(f"ground truth: {n} queries but {len(self.positives)} positive lists and "
                              f"{len(self.junk)} junk lists")
-        self.positives = [np.asarray(p, dtype=np.int64) for p in self.positives]
-        self.junk = [np.asarray(j, dtype=np.int64) for j in self.junk]
+        self.positives = [_indices(p, f"query {q}: positives") for q, p in enumerate(self.positives)]
+        self.junk = [_indices(j, f"query {q}: junk") for q, j in enumerate(self.junk)]
         if self.difficulty is not None:
             if set(self.difficulty) != {"easy", "hard"} or any(len(v) != n for v in self.difficulty.values()):
                 raise ValueError(f"ground truth: difficulty must hold 'easy' and 'hard' lists for each of {n} queries")
-            self.difficulty = {k: [np.asarray(v, dtype=np.int64) for v in lists]
+            self.difficulty = {k: [_indices(v, f"query {q}: {k}") for q, v in enumerate(lists)]
                                for k, lists in self.difficulty.items()}
+
+
+def _indices(values, what: str) -> np.ndarray:
+    """``values`` as an int64 array of sample indices; floats (even ``3.0``), bools and text are refused (a
+    ``ValueError`` naming ``what``), never rounded or read as 0/1. An empty list is an empty array."""
+    a = np.asarray(values)
+    if a.size and a.dtype.kind not in "iu":
+        raise ValueError(f"ground truth: {what} must be integer sample indices, got {a.dtype} values "
+                         f"(e.g. {a.reshape(-1)[0]!r})")
+    if a.ndim > 1:
+        raise ValueError(f"ground truth: {what} must be a flat list of sample indices, got shape {a.shape}")
+    return a.astype(np.int64).reshape(-1)
 
 
 @dataclass

@@ -31,6 +31,7 @@ import os
 import shutil
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +41,7 @@ from tqdm.auto import tqdm
 from .bags import Bags, descriptor_dtype_problem
 from .dataset import CorruptImageError, Dataset
 from .estimator import Estimator
-from .storage import ArrayCache, cache_key, resolve_cache, save_npz_atomic
+from .storage import ArrayCache, CacheWarning, cache_key, resolve_cache, save_npz_atomic
 
 #: Set to 0/false/no/off to turn off descriptor caching everywhere (whatever ``describe``'s ``cache`` says).
 NO_CACHE_ENV = "LFABENCH_DESCRIPTOR_CACHE"
@@ -324,17 +325,30 @@ class Descriptor(Estimator):
         return results  # type: ignore[return-value]
 
     def _compute_cached(self, store: ArrayCache, key: str, dataset, chunks, n_jobs, progress):
+        """The entry's arrays, each chunk saved under ``<key>.partial/`` as it finishes (a killed run resumes from
+        them); a chunk that cannot be saved (a cache that cannot be written) warns once and is kept in memory."""
         partial = store.root / f"{key}.partial"
         names = [partial / f"chunk-{j:05d}-of-{len(chunks):05d}.npz" for j in range(len(chunks))]
         todo = [j for j, p in enumerate(names) if not p.exists()]
+        unsaved: dict[int, dict[str, np.ndarray]] = {}
 
         def save(local_j: int, arrays: dict[str, np.ndarray]) -> None:
-            save_npz_atomic(names[todo[local_j]], arrays)
+            if not unsaved:
+                try:
+                    save_npz_atomic(names[todo[local_j]], arrays)
+                    return
+                except OSError as exc:
+                    warnings.warn(f"could not store descriptor chunks of cache entry {key}: {exc}; going on "
+                                  f"without caching them", CacheWarning)
+            unsaved[todo[local_j]] = arrays
 
         if todo:
             self._compute(dataset, [chunks[j] for j in todo], n_jobs, progress, save)
         parts = []
-        for p in names:
+        for j, p in enumerate(names):
+            if j in unsaved:
+                parts.append(unsaved[j])
+                continue
             try:
                 with np.load(p, allow_pickle=False) as z:
                     parts.append({k: z[k] for k in ("descriptors", "keypoints", "counts", "skipped") if k in z.files})

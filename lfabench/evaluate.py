@@ -96,6 +96,11 @@ class Evaluator(Estimator):
     #: (accuracy, mAP). A lower-is-better metric (an error rate, a mean rank) is ranked lowest-first on boards and
     #: in ``lfabench compare``, and the conformance kit expects oracle features to score at most what noise does.
     metric_directions: dict[str, str] = {}
+    #: The range ``(low, high)`` (bounds included) of each metric that is not a percentage: a value outside it,
+    #: or a non-finite one, fails the run (:func:`lfabench.checks.check_metrics`), never recorded as ok.
+    metric_ranges: dict[str, tuple[float, float]] = {}
+    #: The range of every metric not in ``metric_ranges``: percentages; None allows any finite value.
+    default_metric_range: tuple[float, float] | None = (0.0, 100.0)
 
     def check_dataset(self, dataset: Dataset) -> None:
         if dataset.task != self.task:

@@ -15,6 +15,12 @@ it). Before decoding it refuses, with a :class:`CorruptImageError` naming the fi
 
 ``CorruptImageError`` derives from ``OSError``; the run-level ``skip_corrupt_images=true`` turns each of
 these into an empty sample counted in the record.
+
+What it returns is the image as a photo viewer shows it, in 8 bits (:func:`to_uint8`, the same for every
+descriptor): 16-bit images scaled (``x // 257``: 65535 is white), float images scaled (``[0, 1]`` is black to
+white, values within ``0..255`` kept, any other range scaled from its own minimum and maximum; never clipped;
+NaN or infinite pixels refused), and the EXIF orientation applied (:func:`apply_orientation`: a phone photo
+taken upright is described upright). An 8-bit image without an orientation tag is returned as OpenCV decodes it.
 """
 
 from __future__ import annotations
@@ -80,6 +86,70 @@ def header_size(data: bytes) -> tuple[int, int] | None:
             return None
 
 
+def to_uint8(image: np.ndarray) -> np.ndarray:
+    """``image`` (any channels) scaled to uint8 without clipping (module docstring); uint8 is returned as it is.
+
+    uint16: ``x // 257``. Other unsigned integers: ``x * 255 // max`` of the type. Floats: ``[0, 1]`` times 255,
+    values within ``[0, 255]`` kept, any other range mapped linearly from its minimum and maximum onto ``0..255``
+    (rounded). Raises ``ValueError`` for non-finite floats, negative integers, and non-numeric arrays.
+    """
+    img = np.asarray(image)
+    if img.dtype == np.uint8:
+        return img
+    if img.dtype == np.uint16:
+        return (img // 257).astype(np.uint8)
+    if img.dtype.kind == "b":
+        return img.astype(np.uint8) * 255
+    if img.dtype.kind in "iu":
+        if img.size and img.min() < 0:
+            raise ValueError(f"an integer image with negative values ({img.dtype}) has no 8-bit reading")
+        top = np.iinfo(img.dtype).max
+        return (img.astype(np.float64) * 255.0 / top).round().astype(np.uint8)
+    if img.dtype.kind != "f":
+        raise ValueError(f"an image of dtype {img.dtype} has no 8-bit reading")
+    if img.size and not np.isfinite(img).all():
+        raise ValueError("a float image with NaN or infinite pixels has no 8-bit reading")
+    img = img.astype(np.float64)
+    lo, hi = (float(img.min()), float(img.max())) if img.size else (0.0, 0.0)
+    if lo >= 0.0 and hi <= 1.0:
+        img = img * 255.0
+    elif not (lo >= 0.0 and hi <= 255.0):
+        img = (img - lo) * (255.0 / (hi - lo)) if hi > lo else np.zeros_like(img)
+    return np.clip(np.rint(img), 0, 255).astype(np.uint8)  # the clip only catches rounding at the ends
+
+
+#: EXIF orientation -> how to turn the stored pixels into the image as shown (Pillow's ImageOps.exif_transpose).
+_ORIENTATIONS = {
+    2: lambda a: a[:, ::-1],                      # mirrored left-right
+    3: lambda a: a[::-1, ::-1],                   # upside down
+    4: lambda a: a[::-1],                         # mirrored top-bottom
+    5: lambda a: np.swapaxes(a, 0, 1),            # transposed
+    6: lambda a: np.rot90(a, k=-1),               # turned 90 degrees clockwise to view
+    7: lambda a: np.swapaxes(a, 0, 1)[::-1, ::-1],  # transverse (mirrored across the other diagonal)
+    8: lambda a: np.rot90(a, k=1),                # turned 90 degrees counter-clockwise to view
+}
+
+
+def exif_orientation(data: bytes) -> int:
+    """The EXIF orientation tag (1..8) of the encoded image ``data``; 1 when absent or unreadable."""
+    from PIL import Image
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            with Image.open(io.BytesIO(data)) as im:
+                value = im.getexif().get(0x0112, 1)
+        except Exception:  # noqa: BLE001 - no EXIF that Pillow can read: shown as stored
+            return 1
+    return int(value) if isinstance(value, int) and value in range(1, 9) else 1
+
+
+def apply_orientation(image: np.ndarray, orientation: int) -> np.ndarray:
+    """``image`` (``(H, W)`` or ``(H, W, C)``) as a viewer shows it under EXIF ``orientation``; 1 leaves it as is."""
+    turn = _ORIENTATIONS.get(int(orientation))
+    return image if turn is None else np.ascontiguousarray(turn(image))
+
+
 def _too_large(where: str, width: int, height: int, max_pixels: int) -> ImageTooLargeError:
     return ImageTooLargeError(f"{where} is {width} x {height} = {width * height:,} pixels, more than "
                               f"max_image_pixels={max_pixels:,} (a decompression bomb, or raise the cap: "
@@ -88,7 +158,8 @@ def _too_large(where: str, width: int, height: int, max_pixels: int) -> ImageToo
 
 def read_image_file(path: Path | str, where: str | None = None,
                     max_pixels: int | None = DEFAULT_MAX_IMAGE_PIXELS) -> np.ndarray:
-    """The image in ``path``: ``(H, W)`` grayscale or ``(H, W, 3)`` RGB (an alpha channel dropped).
+    """The image in ``path``: ``(H, W)`` grayscale or ``(H, W, 3)`` RGB uint8 (an alpha channel dropped), 16-bit and
+    float images scaled to 8 bits and the EXIF orientation applied (module docstring).
 
     ``where`` names the file in errors (default: the path); ``max_pixels`` (None: no cap) bounds
     ``H * W``, checked on the header before decoding. Raises :class:`CorruptImageError` or
@@ -121,5 +192,12 @@ def read_image_file(path: Path | str, where: str | None = None,
     if max_pixels and image.shape[0] * image.shape[1] > max_pixels:  # a format whose header Pillow cannot read
         raise _too_large(where, image.shape[1], image.shape[0], max_pixels)
     if image.ndim == 3:
-        image = cv2.cvtColor(image, cv2.COLOR_BGR2RGB if image.shape[2] == 3 else cv2.COLOR_BGRA2RGB)
-    return image
+        if image.shape[2] == 1:
+            image = image[..., 0]
+        else:
+            image = cv2.cvtColor(image, cv2.COLOR_BGR2RGB if image.shape[2] == 3 else cv2.COLOR_BGRA2RGB)
+    try:
+        image = to_uint8(image)
+    except ValueError as exc:
+        raise CorruptImageError(f"{where}: {exc}") from None
+    return apply_orientation(image, exif_orientation(data))

@@ -44,6 +44,9 @@ READABLE_SCHEMAS = (1, 2)
 RESULT_FILE = "result.json"
 PREDICTIONS_FILE = "predictions.npz"
 DIFF_FILE = "source.diff.gz"
+#: What a run writes into its folder beside ``result.json`` (``prototypes.npz``: lfabench.prototypes). A run in a
+#: folder that holds any of them already keeps each as ``<name>.previous-<time>.<ext>`` before writing its own.
+RUN_FILES = (PREDICTIONS_FILE, "prototypes.npz", DIFF_FILE)
 
 
 class RecordError(TypedDict):
@@ -428,10 +431,16 @@ class RunRecorder:
         return _jsonable(self.data)
 
     def _keep_previous(self) -> None:
-        """A run directory reused by hand keeps its earlier record as ``result.previous-<time>.json``."""
-        if self.path.exists():
-            stamp = _dt.datetime.now().strftime("%Y%m%dT%H%M%S%f")
-            os.replace(self.path, self.run_dir / f"result.previous-{stamp}.json")
+        """A run directory reused by hand (``force=true``, ``hydra.run.dir``) keeps its earlier record as
+        ``result.previous-<time>.json``, and every other file this run would replace (:data:`RUN_FILES`, the
+        earlier record's predictions among them, or a user's own file of that name) as
+        ``<name>.previous-<time>.<ext>`` with the same time: nothing a rerun replaces is lost."""
+        stamp = _dt.datetime.now().strftime("%Y%m%dT%H%M%S%f")
+        for name in (RESULT_FILE, *RUN_FILES):
+            path = self.run_dir / name
+            if path.exists() or path.is_symlink():
+                stem, _, ext = name.partition(".")
+                os.replace(path, self.run_dir / f"{stem}.previous-{stamp}.{ext}")
 
     @contextmanager
     def stage(self, name: str):

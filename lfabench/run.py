@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .annotation import check_fit_labels, fit_samples
+from .checks import check_features, check_metrics
 from .fingerprint import array_digest, bags_fingerprint, fitted_fingerprint
 from .images import DEFAULT_MAX_IMAGE_PIXELS
 from .isolation import (ISOLATION_MODES, RunInterrupted, RunProcessDied, RunTimeLimitExceeded, call_in_child,
@@ -269,12 +270,12 @@ def _run_stages(rec: RunRecorder, cfg: dict[str, Any], raw_seed) -> dict[str, fl
     del fit_bags
     with rec.stage("transform"):
         scored = evaluator.prepare_bags(bags, dataset, split)
-        features = aggregator.transform(scored)
+        features = check_features(aggregator.transform(scored), specs["aggregator"].name, scored.ids)
         split.empty_rows = scored.counts == 0  # protocols keep samples without descriptors from matching
         rec.data["output_dim"] = int(features.shape[1])
     rec.data["fingerprints"]["features"] = array_digest(features)
     with rec.stage("evaluate"):
-        metrics = evaluator.evaluate(features, dataset, split)
+        metrics = check_metrics(evaluator.evaluate(features, dataset, split), evaluator, specs["evaluator"].name)
         rec.data["split"].update(split.info)  # evaluators may add per-query results (e.g. AP)
     rec.store_predictions(getattr(split, "predictions", None))  # untimed; None for evaluators that give none
     return metrics

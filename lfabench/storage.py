@@ -262,7 +262,8 @@ class ArrayCache:
             save_npz_atomic(npz, arrays)
             write_json_atomic(meta_path, info)  # written last: marks the entry complete
         except OSError as exc:
-            npz.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):  # nothing to remove where nothing could be written
+                npz.unlink(missing_ok=True)
             warnings.warn(f"could not store cache entry {name}: {exc}; going on without caching it", CacheWarning)
             return False
         return True
@@ -275,9 +276,16 @@ class ArrayCache:
         when it gets the lock, instead of computing it again. Lock files are kept (removing a lock
         file others may be waiting on would break the exclusion); ``.locks/`` is not an entry.
         Where ``fcntl`` is missing (Windows) this is a no-op and concurrent runs compute twice,
-        safely (every file is written atomically).
+        safely (every file is written atomically). A cache folder where the lock file cannot be made (a
+        read-only mount, a path under a regular file) warns, naming it, and the block runs unlocked: nothing
+        will be stored there, and the caller goes on with the arrays it computes.
         """
-        with file_lock(self.root / ".locks" / f"{name}.lock", wait=True):
+        with contextlib.ExitStack() as stack:
+            try:
+                stack.enter_context(file_lock(self.root / ".locks" / f"{name}.lock", wait=True))
+            except OSError as exc:
+                warnings.warn(f"cache folder {self.root} cannot be written ({exc}); computing {name} without "
+                              f"storing it", CacheWarning)
             yield
 
     def _is_entry(self, meta_path: Path) -> dict[str, Any] | None:

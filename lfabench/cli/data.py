@@ -15,22 +15,29 @@ from ..dataset import DatasetNotFoundError
 
 
 def _load(name: str, root: Path, as_plugin: str | None = None):
-    """``(dataset or None, error or None, partial dataset or None)``: a full load, else ground truth only; with
-    ``as_plugin``, the folder read by that plugin as the dataset ``name``."""
+    """``(dataset or None, what is wrong or None, partial dataset or None)``: a full load, else ground truth only; with
+    ``as_plugin``, the folder read by that plugin as the dataset ``name``.
+
+    What is wrong is one line: ``missing: ...`` (absent files) or ``malformed: ...`` (a ground truth or list the
+    plugin refuses, its message naming the file and the query)."""
     from ..registry import get_plugin
 
     factory = get_plugin("dataset", as_plugin or name)
     named = {"name": name} if as_plugin else {}
     try:
         return factory(root=str(root), **named), None, None
+    except (ValueError, TypeError) as exc:
+        return None, f"malformed: {exc}", None
     except DatasetNotFoundError as exc:
-        partial = None
+        partial, problem = None, f"missing: {exc}"
         if "require_images" in inspect.signature(factory).parameters:
             try:
                 partial = factory(root=str(root), require_images=False, **named)
-            except (DatasetNotFoundError, ValueError):
+            except DatasetNotFoundError:
                 partial = None
-        return None, exc, partial
+            except (ValueError, TypeError) as malformed:
+                problem += f"; malformed: {malformed}"
+        return None, problem, partial
 
 
 def _counts(ds) -> str:
@@ -57,7 +64,7 @@ def verify_report(name: str, root: Path, as_plugin: str | None = None) -> tuple[
     else:
         if partial is not None:
             lines.append(f"  found (ground truth / lists only): {_counts(partial)}")
-        lines.append(f"  missing: {err}")
+        lines.append(f"  {err}")
     for path, status in verify_checksums(_spec(as_plugin or name).sources, root):
         lines.append(f"  checksum {Path(path).name}: {status}")
     ok = ds is not None and not any("MISMATCH" in ln for ln in lines)

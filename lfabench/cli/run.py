@@ -30,7 +30,8 @@ DEBUG_ENV = "LFABENCH_DEBUG"
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
-    from ..aggregate import UndefinedCriterionError
+    from ..aggregate import FitDataError, UndefinedCriterionError
+    from ..checks import OutputError
     from ..dataset import CorruptImageError
     from ..describe import DescriptorDataError
     from ..params import ConfigError
@@ -42,7 +43,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     # WriteError: a file that could not be written (disk full...), named
     # UndefinedCriterionError: a supervised method's criterion undefined for the labels the protocol annotates
     return (ConfigError, UnknownPluginError, PluginConflictError, FileNotFoundError, CorruptImageError,
-            RecordNotSavedError, WriteError, DescriptorDataError, UndefinedCriterionError)
+            RecordNotSavedError, WriteError, DescriptorDataError, UndefinedCriterionError, FitDataError, OutputError)
 
 
 #: Errors a user caused and can fix (bad parameter, missing data...): one message, no traceback.

@@ -23,6 +23,8 @@ from typing import Callable
 
 import numpy as np
 
+from ..threads import serial_blas
+
 __all__ = ["ChunkedDatabase", "SearchPlan", "exact_topk", "plan_search", "large_search", "recall_at_k"]
 
 LARGE_METRICS = ("euclidean", "cosine")
@@ -118,8 +120,14 @@ def exact_topk(database: ChunkedDatabase | np.ndarray, queries: np.ndarray, k: i
     return best_D, best_I
 
 
+#: The fewest database vectors an IVF-PQ index trains on: its product quantiser has 2**8 centroids per sub-vector.
+IVFPQ_MIN_DATABASE = 256
+
+
 def plan_search(n: int, dim: int, memory_budget_bytes: float, method: str = "auto", nprobe: int = 16) -> SearchPlan:
-    """The search of ``n`` vectors of dimension ``dim``: exact if ``4 n dim <= memory_budget_bytes`` (module doc)."""
+    """The search of ``n`` vectors of dimension ``dim``: exact if ``4 n dim <= memory_budget_bytes`` (module doc).
+
+    IVF-PQ on fewer than :data:`IVFPQ_MIN_DATABASE` vectors (or fewer than its lists) is a ValueError saying so."""
     need = 4.0 * n * dim
     if method not in ("auto", "exact", "ivfpq"):
         raise ValueError(f"search method must be auto, exact or ivfpq, got {method!r}")
@@ -128,6 +136,9 @@ def plan_search(n: int, dim: int, memory_budget_bytes: float, method: str = "aut
                                                     f"{memory_budget_bytes / 2**30:.2f} GiB"
         return SearchPlan("exact", why, info={"database_gib": need / 2**30})
     nlist = int(2 ** max(4, round(np.log2(np.sqrt(n) / 4))))   # 1M vectors: 256 lists of ~3,900
+    if n < max(IVFPQ_MIN_DATABASE, nlist):
+        raise ValueError(f"IVF-PQ search needs a database of at least {max(IVFPQ_MIN_DATABASE, nlist)} vectors to "
+                         f"train its {nlist} lists and 256 codes per sub-vector, got {n}: search it exactly")
     m = max(d for d in range(1, min(64, dim) + 1) if dim % d == 0)
     why = "asked for" if method == "ivfpq" else (f"{need / 2**30:.2f} GiB of float32 exceeds the budget of "
                                                  f"{memory_budget_bytes / 2**30:.2f} GiB")
@@ -178,16 +189,19 @@ def large_search(database: ChunkedDatabase | np.ndarray, queries: np.ndarray, k:
     index = faiss.IndexIVFPQ(quantizer, db.dim, plan.nlist, plan.m, 8, fm)
     index.cp.seed = int(seed)
     index.pq.cp.seed = int(seed)
-    index.train(np.vstack(train))
+    with serial_blas():  # FAISS's GEMMs follow OpenMP's count: one thread, the same sums at any `threads`
+        index.train(np.vstack(train))
     del train
     info["train_s"], info["n_train"] = time.perf_counter() - t0, n_train
     t0 = time.perf_counter()
     for _, block in db.chunks():
-        index.add(_normalise(block, metric))
+        with serial_blas():
+            index.add(_normalise(block, metric))
     info["add_s"] = time.perf_counter() - t0
     index.nprobe = plan.nprobe
     t0 = time.perf_counter()
-    D, I = index.search(q, k)
+    with serial_blas():
+        D, I = index.search(q, k)
     info["search_s"] = time.perf_counter() - t0
     D, I = _merge(D, I.astype(np.int64), k, metric == "cosine")
     sample = np.sort(rng.choice(q.shape[0], min(recall_queries, q.shape[0]), replace=False))

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..threads import serial_blas
 from .whitening import Whitening, fit_whitening
 
 __all__ = ["METRICS", "MetricSpace", "fit_metric_space", "knn_search", "rank_database", "rank_database_blocks",
@@ -155,7 +156,8 @@ def knn_search(index, queries: np.ndarray, k: int, larger_is_closer: bool = Fals
     pending = np.arange(t)
     width = min(n, k + 1)
     while pending.size:
-        D, I = index.search(np.ascontiguousarray(queries[pending]), width)
+        with serial_blas():  # FAISS's GEMMs follow OpenMP's count: one thread, the same sums at any `threads`
+            D, I = index.search(np.ascontiguousarray(queries[pending]), width)
         done = np.ones(pending.size, bool) if width == n else D[:, width - 1] != D[:, k - 1]
         D_done, I_done = _ordered(D[done], I[done], larger_is_closer)
         out_D[pending[done]], out_I[pending[done]] = D_done[:, :k], I_done[:, :k]
@@ -223,7 +225,8 @@ def ranking_key_blocks(database_X, query_X, metric: str = "euclidean", p: float 
 
     def blocks():
         for start in range(0, max(queries.shape[0], 1), chunk):
-            D = faiss.pairwise_distances(queries[start:start + chunk], base, space.faiss_metric, space.metric_arg)
+            with serial_blas():
+                D = faiss.pairwise_distances(queries[start:start + chunk], base, space.faiss_metric, space.metric_arg)
             yield -D if space.larger_is_closer else D
 
     return _Blocks(int(queries.shape[0]), blocks())

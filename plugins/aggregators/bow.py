@@ -36,6 +36,8 @@ class BoW(Aggregator):
     random_state : int or None
     """
 
+    fit_size_params = ("n_clusters",)  # more clusters than training descriptors: refused before fitting
+
     def __init__(self, n_clusters: int = 256, normalize: str = "l1", max_training_descriptors: int = 100_000,
                  kmeans_iter: int = 20, cache=False, random_state=None):
         self.n_clusters = n_clusters

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from lfabench.aggregate import FitDataError
 from lfabench.storage import cacheable_seed, cached_fit
+from lfabench.threads import serial_blas
 
 
 def training_sample(X: np.ndarray, max_rows: int, random_state) -> np.ndarray:
@@ -31,7 +33,7 @@ def kmeans_codebook(X: np.ndarray, n_clusters: int, max_training_descriptors: in
                     random_state) -> np.ndarray:
     """``(K, d)`` float32 k-means centres of a seeded sample of ``X`` (``(N, d)``), via faiss.
 
-    Raises ValueError when there are fewer training descriptors than clusters.
+    Raises :class:`lfabench.aggregate.FitDataError` when there are fewer training descriptors than clusters.
     """
     import faiss
 
@@ -40,12 +42,14 @@ def kmeans_codebook(X: np.ndarray, n_clusters: int, max_training_descriptors: in
         raise ValueError(f"n_clusters must be >= 1, got {n_clusters}")
     sample = np.ascontiguousarray(training_sample(X, max_training_descriptors, random_state), dtype=np.float32)
     if sample.shape[0] < n_clusters:
-        raise ValueError(f"k-means needs at least n_clusters={n_clusters} training descriptors, "
-                         f"got {sample.shape[0]}")
+        raise FitDataError(f"k-means needs at least n_clusters={n_clusters} training descriptors, got "
+                           f"{sample.shape[0]} (of {X.shape[0]}, max_training_descriptors={max_training_descriptors}): "
+                           f"lower n_clusters or give it more descriptors")
     km = faiss.Kmeans(sample.shape[1], n_clusters, niter=int(n_iter), seed=seed_of(random_state),
                       max_points_per_centroid=max(256, sample.shape[0] // n_clusters + 1),
                       min_points_per_centroid=1, verbose=False)
-    km.train(sample)
+    with serial_blas():  # FAISS's GEMMs follow OpenMP's count: one thread, the same sums at any `threads`
+        km.train(sample)
     return np.ascontiguousarray(km.centroids, dtype=np.float32)
 
 
@@ -55,7 +59,8 @@ def assign_nearest(centres: np.ndarray, X: np.ndarray, k: int = 1) -> np.ndarray
 
     index = faiss.IndexFlatL2(centres.shape[1])
     index.add(np.ascontiguousarray(centres, dtype=np.float32))
-    _, idx = index.search(np.ascontiguousarray(X, dtype=np.float32), k)
+    with serial_blas():
+        _, idx = index.search(np.ascontiguousarray(X, dtype=np.float32), k)
     return idx[:, 0].astype(np.int64) if k == 1 else idx.astype(np.int64)
 
 

@@ -94,6 +94,8 @@ class DBoWs(LearnedSoftCodebook, Aggregator):
     supervised = True
     membership_distance = "sqeuclidean"
 
+    fit_size_params = ("n_clusters",)  # more clusters than training descriptors: refused before fitting
+
     def __init__(self, n_clusters: int = 256, softness: float = 1.0, max_iter: int = 100,
                  descriptors_per_image: int | None = 30, max_training_descriptors: int = 100_000,
                  kmeans_iter: int = 20, random_state=None):

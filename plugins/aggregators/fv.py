@@ -177,6 +177,8 @@ class FisherVector(Aggregator):
     random_state : int or None
     """
 
+    fit_size_params = ("n_components",)  # more components than training descriptors: refused before fitting
+
     def __init__(self, n_components: int = 64, pca_components: int | None = 64, power: float = 0.5,
                  l2: bool = True, max_training_descriptors: int = 100_000, gmm_iter: int = 100,
                  kmeans_iter: int = 20, em: Literal["float32", "sklearn"] = "float32", cache=False, random_state=None):

@@ -78,6 +78,8 @@ class FVNN(Aggregator):
 
     supervised = True
 
+    fit_size_params = ("n_components",)  # more components than training descriptors: refused before fitting
+
     def __init__(self, n_components: int = 64, pca_components: int | None = 64, whiten_components: int = 512,
                  hidden_layer_sizes: tuple = (512,), alpha: float = 1e-4, n_estimators: int = 4,
                  max_iter: int = 100, em: Literal["float32", "sklearn"] = "float32", random_state=None):

@@ -106,6 +106,8 @@ class T1(Aggregator):
 
     supervised = True
 
+    fit_size_params = ("n_clusters",)  # more clusters than training descriptors: refused before fitting
+
     def __init__(self, n_clusters: int = 256, softness: float = 1.0, reg: float = 1e-3, max_iter: int = 100,
                  descriptors_per_image: int | None = 30, max_training_descriptors: int = 100_000,
                  kmeans_iter: int = 20, random_state=None):

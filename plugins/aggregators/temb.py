@@ -77,6 +77,8 @@ class TriangulationEmbedding(Aggregator):
     random_state : int or None
     """
 
+    fit_size_params = ("n_anchors",)  # more anchors than training descriptors: refused before fitting
+
     def __init__(self, n_anchors: int = 16, n_components: int | None = None, democratic: bool = True,
                  sinkhorn_iter: int = 10, power: float = 0.5, rotate: bool = True,
                  max_training_descriptors: int = 100_000, max_whitening_descriptors: int = 50_000,

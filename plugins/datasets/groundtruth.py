@@ -27,6 +27,8 @@ import numpy as np
 
 from lfabench.dataset import Dataset, RetrievalGroundTruth
 
+from .gtcheck import disjoint, duplicated, image_name, index_list, not_its_own, query_box, shown
+
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".pgm", ".bmp", ".tif", ".tiff", ".webp")
 
 
@@ -36,11 +38,14 @@ class _PlainUnpickler(pickle.Unpickler):
 
 
 def load_plain_pickle(path: Path):
-    """The content of a pickle holding plain data only; a ``ValueError`` naming ``path`` otherwise."""
+    """The content of a pickle holding plain data only; a ``ValueError`` naming ``path`` otherwise (a class or a
+    function refused, a truncated file, nesting too deep to load)."""
     try:
         return _PlainUnpickler(io.BytesIO(Path(path).read_bytes()), encoding="latin1").load()
-    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, IndexError) as exc:
-        raise ValueError(f"{path}: not a plain-data pickle ({exc})") from exc
+    except OSError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - whatever a crafted pickle makes the loader raise (deep nesting too)
+        raise ValueError(f"{path}: not a plain-data pickle ({type(exc).__name__}: {exc})") from None
 
 
 @dataclass
@@ -55,50 +60,35 @@ class QueryTruth:
     bbox: tuple[float, float, float, float] | None = None
 
 
-def _box(value, where: str):
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return None
-    parts = value.split() if isinstance(value, str) else list(value)
-    try:
-        box = tuple(float(v) for v in parts)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{where}: bbox must be four numbers x1 y1 x2 y2, got {value!r}") from exc
-    if len(box) != 4 or not (box[0] <= box[2] and box[1] <= box[3]):
-        raise ValueError(f"{where}: bbox must be four numbers x1 y1 x2 y2 with x1 <= x2, y1 <= y2, got {value!r}")
-    return box
-
-
 def read_gnd(path: Path) -> tuple[list[str], list[str], list[QueryTruth]]:
     """``(imlist, qimlist, queries)`` of a revisitop ``gnd_*.pkl`` (revisited or classic entries)."""
     data = load_plain_pickle(path)
-    try:
-        imlist = [str(s) for s in data["imlist"]]
-        qimlist = [str(s) for s in data["qimlist"]]
-        entries = list(data["gnd"])
-    except (KeyError, TypeError) as exc:
-        raise ValueError(f"{path}: a gnd file holds imlist, qimlist and gnd ({exc!r} missing)") from exc
+    if not isinstance(data, dict) or not all(isinstance(data.get(k), (list, tuple)) for k in ("imlist", "qimlist", "gnd")):
+        raise ValueError(f"{path}: a gnd file is a dict holding the lists imlist, qimlist and gnd")
+    imlist = [image_name(s, f"{path}, imlist[{i}]") for i, s in enumerate(data["imlist"])]
+    qimlist = [image_name(s, f"{path}, qimlist[{i}]") for i, s in enumerate(data["qimlist"])]
+    entries = list(data["gnd"])
     if len(entries) != len(qimlist):
         raise ValueError(f"{path}: {len(qimlist)} queries in qimlist but {len(entries)} gnd entries")
     n = len(imlist)
     queries = []
     for q, entry in enumerate(entries):
         where = f"{path}, query {q} ({qimlist[q]})"
-
-        def names(key):
-            idx = [int(i) for i in (entry.get(key) or [])]
-            bad = [i for i in idx if not 0 <= i < n]
-            if bad:
-                raise ValueError(f"{where}: {key} index {bad[0]} out of range for {n} database images")
-            return [imlist[i] for i in idx]
-
         if not isinstance(entry, dict):
             raise ValueError(f"{where}: a gnd entry is a dict, got {type(entry).__name__}")
-        box = _box(entry.get("bbx"), where)
+
+        def names(key):
+            return [imlist[i] for i in index_list(entry.get(key), n, where, key)]
+
+        box = query_box(entry.get("bbx"), where)
         if "easy" in entry or "hard" in entry:
-            easy, hard = names("easy"), names("hard")
-            queries.append(QueryTruth(qimlist[q], easy + hard, names("junk"), easy, hard, box))
+            easy, hard, junk = names("easy"), names("hard"), names("junk")
+            disjoint(where, easy=easy, hard=hard, junk=junk)
+            queries.append(QueryTruth(qimlist[q], easy + hard, junk, easy, hard, box))
         elif "ok" in entry:
-            queries.append(QueryTruth(qimlist[q], names("ok"), names("junk"), bbox=box))
+            ok, junk = names("ok"), names("junk")
+            disjoint(where, ok=ok, junk=junk)
+            queries.append(QueryTruth(qimlist[q], ok, junk, bbox=box))
         else:
             raise ValueError(f"{where}: an entry needs easy/hard (revisited) or ok (classic) lists")
     return imlist, qimlist, queries
@@ -109,18 +99,38 @@ def read_json(path: Path) -> tuple[list[str] | None, list[QueryTruth]]:
     try:
         data = json.loads(Path(path).read_text())
         rows = data["queries"]
-    except (json.JSONDecodeError, KeyError, TypeError) as exc:
+    except (json.JSONDecodeError, KeyError, TypeError, RecursionError, UnicodeDecodeError) as exc:
         raise ValueError(f"{path}: a JSON ground truth is {{\"queries\": [{{\"query\", \"positives\", ...}}]}} "
                          f"({exc})") from exc
+    if not isinstance(rows, list):
+        raise ValueError(f"{path}: \"queries\" must be a list")
     queries = []
     for q, row in enumerate(rows):
         where = f"{path}, query {q}"
         if not isinstance(row, dict) or "query" not in row or "positives" not in row:
             raise ValueError(f"{where}: each query needs 'query' and 'positives'")
-        queries.append(QueryTruth(str(row["query"]), [str(v) for v in row["positives"]],
-                                  [str(v) for v in row.get("junk") or []], bbox=_box(row.get("bbox"), where)))
+        where = f"{path}, query {q} ({shown(row['query'])})"
+        for key in ("positives", "junk"):
+            if not isinstance(row.get(key) or [], list):
+                raise ValueError(f"{where}: {key} must be a list of image names")
+        queries.append(_query(where, row["query"], row["positives"], row.get("junk") or [], query_box(row.get("bbox"), where)))
     database = data.get("database")
-    return ([str(v) for v in database] if database is not None else None), queries
+    if database is not None and not isinstance(database, list):
+        raise ValueError(f"{path}: \"database\" must be a list of image names")
+    return ([image_name(v, f"{path}, database[{i}]") for i, v in enumerate(database)]
+            if database is not None else None), queries
+
+
+def _query(where: str, query, positives, junk, box) -> QueryTruth:
+    """One query of a JSON or CSV ground truth, its names and lists checked (:mod:`.gtcheck`)."""
+    query = image_name(query, where)
+    positives = [image_name(v, where) for v in positives]
+    junk = [image_name(v, where) for v in junk]
+    duplicated(positives, where, "positives")
+    duplicated(junk, where, "junk")
+    disjoint(where, positive=positives, junk=junk)
+    not_its_own(where, query, positives)
+    return QueryTruth(query, positives, junk, bbox=box)
 
 
 def read_csv(path: Path) -> list[QueryTruth]:
@@ -130,8 +140,9 @@ def read_csv(path: Path) -> list[QueryTruth]:
         if not reader.fieldnames or not {"query", "positives"} <= set(reader.fieldnames):
             raise ValueError(f"{path}: the CSV header must name query and positives (and optionally junk, bbox), "
                              f"got {reader.fieldnames}")
-        return [QueryTruth(row["query"].strip(), (row["positives"] or "").split(), (row.get("junk") or "").split(),
-                           bbox=_box(row.get("bbox"), f"{path}, line {n}"))
+        return [_query(f"{path}, line {n} (query {(row['query'] or '').strip()!r})", (row["query"] or "").strip(),
+                       (row["positives"] or "").split(), (row.get("junk") or "").split(),
+                       query_box(row.get("bbox"), f"{path}, line {n}"))
                 for n, row in enumerate(reader, 2)]
 
 
@@ -146,13 +157,15 @@ def read_distractors(path: Path | str) -> list[Path]:
 
 def retrieval_dataset(name: str, base: Path, database: list[str], database_paths: list[Path],
                       queries: list[QueryTruth], query_paths: dict[str, Path], distractors: list[Path] = (),
-                      info: dict | None = None, require_images: bool = True) -> Dataset:
+                      info: dict | None = None, require_images: bool = True, source: Path | str | None = None) -> Dataset:
     """A retrieval :class:`Dataset`: the database, then the distractors, then the queries not in the database.
 
     A query that is a database image is the same sample and is removed from its own ranking (the Holidays
     rule); a query outside the database (revisitop's layout) is an extra sample, never ranked. Labels: the
     query number for the query and each of its positives when that is unique, else ``-1`` (distractors,
-    images shared by queries). Raises ``ValueError`` naming the query and the unknown image.
+    images shared by queries). Raises ``ValueError`` naming the query and the unknown image, or a query that is a
+    database image among its own positives (it is removed from its ranking: never found); ``source`` (the ground
+    truth file) is named in errors.
     """
     from lfabench.dataroot import missing_error
 
@@ -193,6 +206,9 @@ def retrieval_dataset(name: str, base: Path, database: list[str], database_paths
         labels[pos] = q
     labels[claimed > 1] = -1
     qidx = np.asarray([index[q.query] for q in queries], dtype=np.int64)
+    if not extra:  # queries are database images: each is removed from its own ranking
+        for q, query in enumerate(queries):
+            not_its_own(f"{source or name}, query {q} ({query.query!r})", qidx[q], positives[q].tolist())
     labels[qidx] = np.arange(len(queries))
     if require_images:
         absent = [str(p) for p in paths if not Path(p).is_file()]

@@ -43,6 +43,8 @@ from lfabench.dataset import Dataset, RetrievalGroundTruth
 from lfabench.download import Resource
 from lfabench.plugin import DatasetProtocol
 
+from .gtcheck import disjoint, image_name, index_list, query_box
+
 LANDMARKS = ("all_souls", "ashmolean", "balliol", "bodleian", "christ_church", "cornmarket", "hertford", "keble",
              "magdalen", "pitt_rivers", "radcliffe_camera")
 GT_DIR = "gt_files_170407"
@@ -59,19 +61,33 @@ def read_gnd_pkl(path: Path) -> dict:
     """``gnd_oxford5k.pkl`` as ``{imlist, qimlist, queries, positives, junk, bboxes}`` (indices into imlist)."""
     try:
         gnd = _PlainUnpickler(io.BytesIO(Path(path).read_bytes()), encoding="latin1").load()
-        imlist, qimlist = [str(s) for s in gnd["imlist"]], [str(s) for s in gnd["qimlist"]]
-        entries = gnd["gnd"]
-    except (pickle.UnpicklingError, KeyError, TypeError, EOFError) as exc:
-        raise ValueError(f"{path}: not a gnd_oxford5k.pkl ground truth ({exc})") from exc
+    except OSError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - whatever a crafted pickle makes the loader raise (deep nesting too)
+        raise ValueError(f"{path}: not a gnd_oxford5k.pkl ground truth ({type(exc).__name__}: {exc})") from None
+    if not isinstance(gnd, dict) or not all(isinstance(gnd.get(k), (list, tuple)) for k in ("imlist", "qimlist", "gnd")):
+        raise ValueError(f"{path}: not a gnd_oxford5k.pkl ground truth (a dict of the lists imlist, qimlist, gnd)")
+    imlist = [image_name(s, f"{path}, imlist[{i}]") for i, s in enumerate(gnd["imlist"])]
+    qimlist = [image_name(s, f"{path}, qimlist[{i}]") for i, s in enumerate(gnd["qimlist"])]
+    entries = gnd["gnd"]
     index = {name: i for i, name in enumerate(imlist)}
     missing = [q for q in qimlist if q not in index]
     if missing or len(entries) != len(qimlist):
         raise ValueError(f"{path}: {len(qimlist)} queries, {len(entries)} gnd entries, queries not in imlist: "
                          f"{missing[:5]}")
+    positives, junk, boxes = [], [], []
+    for q, e in enumerate(entries):
+        where = f"{path}, query {q} ({qimlist[q]})"
+        if not isinstance(e, dict):
+            raise ValueError(f"{where}: a gnd entry is a dict, got {type(e).__name__}")
+        positives.append(np.asarray(index_list(e.get("ok"), len(imlist), where, "ok"), dtype=np.int64))
+        junk.append(np.asarray(index_list(e.get("junk"), len(imlist), where, "junk"), dtype=np.int64))
+        disjoint(where, ok=positives[-1].tolist(), junk=junk[-1].tolist())
+        boxes.append(query_box(e.get("bbx"), where))
+        if boxes[-1] is None:
+            raise ValueError(f"{where}: a classic Oxford query needs its box (bbx)")
     return {"imlist": imlist, "qimlist": qimlist, "queries": [index[q] for q in qimlist],
-            "positives": [np.asarray(e["ok"], dtype=np.int64) for e in entries],
-            "junk": [np.asarray(e["junk"], dtype=np.int64) for e in entries],
-            "bboxes": [tuple(float(v) for v in e["bbx"]) for e in entries],
+            "positives": positives, "junk": junk, "bboxes": boxes,
             "landmarks": [LANDMARKS[q // 5] if len(qimlist) == 55 else None for q in range(len(qimlist))]}
 
 

@@ -58,7 +58,7 @@ def load_retrieval_folder(root: str | None = None, ground_truth: str | None = No
         folder = base / "jpg" if (base / "jpg").is_dir() else base
         path = {n: folder / f"{n}.jpg" for n in [*imlist, *qimlist]}
         return retrieval_dataset(name, base, imlist, [path[n] for n in imlist], queries, path, extra, info,
-                                 require_images)
+                                 require_images, source=gt_file)
     if gt_file.suffix == ".json":
         database, queries = read_json(gt_file)
     elif gt_file.suffix == ".csv":
@@ -73,7 +73,7 @@ def load_retrieval_folder(root: str | None = None, ground_truth: str | None = No
         raise missing_error(name, base, f"{len(unknown)} database images missing (first: {unknown[0]})",
                             fetchable=False)
     return retrieval_dataset(name, base, database, [base / n for n in database], queries,
-                             {q.query: base / q.query for q in queries}, extra, info, require_images)
+                             {q.query: base / q.query for q in queries}, extra, info, require_images, source=gt_file)
 
 
 #: The protocol a run composes by default: SIFT 90 / DAISY 300 per image (as Oxford5k, Holidays) and mAP.

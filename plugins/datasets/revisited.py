@@ -51,7 +51,7 @@ def load_revisited(name: str, root: str | None = None, distractors: str | None =
     extra = read_distractors(distractors) if distractors else []
     return retrieval_dataset(
         name, base, imlist, [images / f"{n}.jpg" for n in imlist], queries,
-        {n: images / f"{n}.jpg" for n in qimlist}, extra, require_images=require_images,
+        {n: images / f"{n}.jpg" for n in qimlist}, extra, require_images=require_images, source=gnd_file,
         info={"source": "Radenović et al. 2018, Revisiting Oxford and Paris (revisitop)",
               "distractors": str(distractors) if distractors else None,
               "setups": "easy: easy vs junk+hard ignored; medium: easy+hard vs junk; hard: hard vs junk+easy"})

@@ -25,6 +25,7 @@ import numbers
 
 import numpy as np
 
+from lfabench.images import to_uint8
 from lfabench.plugin import default_params
 
 #: Opt-in parameters left out of the default configs (a run that does not name them keeps its setting key).
@@ -39,30 +40,30 @@ SPREAD_RULE = ("grid positions in raster order (row by row); when more than max_
 def to_gray_uint8(image: np.ndarray) -> np.ndarray:
     """``(H, W)`` uint8 grey image from a grey or RGB(A) array.
 
-    uint8 is kept; uint16 is divided by 257; float images with values in [0, 1]
-    are scaled by 255, other floats are clipped to [0, 255]. Colour becomes grey
-    with the ITU-R 601 weights (as OpenCV's ``COLOR_RGB2GRAY``).
+    Integer images other than uint8 (16-bit...) are first scaled to 8 bits channel by channel
+    (:func:`lfabench.images.to_uint8`: uint16 divided by 257); colour becomes grey with the ITU-R 601
+    weights (as OpenCV's ``COLOR_RGB2GRAY``). Float images become grey first, then 8 bits: values in [0, 1]
+    are scaled by 255, values within [0, 255] kept, any other range scaled from its own minimum and maximum
+    (never clipped).
     """
     img = np.asarray(image)
+    if img.dtype.kind in "iub" and img.dtype != np.uint8:
+        img = to_uint8(img)  # 16-bit colour is scaled, never clipped to white
     if img.ndim == 3:
         if img.shape[2] == 4:
             img = img[..., :3]
         if img.shape[2] == 1:
             img = img[..., 0]
         else:
+            uint8 = img.dtype == np.uint8
             img = img[..., 0] * 0.299 + img[..., 1] * 0.587 + img[..., 2] * 0.114
-            if np.asarray(image).dtype == np.uint8:
+            if uint8:
                 return np.clip(np.rint(img), 0, 255).astype(np.uint8)
     if img.ndim != 2:
         raise ValueError(f"expected a (H, W) or (H, W, 3) image, got shape {np.asarray(image).shape}")
     if img.dtype == np.uint8:
         return np.ascontiguousarray(img)
-    if img.dtype == np.uint16:
-        return (img // 257).astype(np.uint8)
-    img = img.astype(np.float64)
-    if img.size and img.max() <= 1.0 and img.min() >= 0.0:
-        img = img * 255.0
-    return np.clip(np.rint(img), 0, 255).astype(np.uint8)
+    return np.ascontiguousarray(to_uint8(img))
 
 
 def config_defaults(factory) -> dict:

@@ -51,11 +51,13 @@ from lfabench.dataset import Dataset, RetrievalGroundTruth
 from lfabench.evaluate import Evaluator, Split
 from lfabench.evaluation import (query_places, ranked_list_from_places, ranking_key_blocks, ranking_prefix,
                                  retrieval_predictions, revisited_metrics, revisited_scores, scores_from_places)
-from lfabench.evaluation.largescale import LARGE_METRICS, ChunkedDatabase, large_search
+from lfabench.evaluation.largescale import IVFPQ_MIN_DATABASE, LARGE_METRICS, ChunkedDatabase, large_search
 from lfabench.plugin import default_params
 from lfabench.evaluation.search import METRICS
 
 from lfabench.splits import labelled_classes, labelled_subset
+
+from .boxes import check_query_boxes
 
 QUERY_REGIONS = ("bbox", "full")
 #: ``full``: every database image ranked (exact, all distances); the others: top-``shortlist`` lists from
@@ -65,7 +67,7 @@ LARGE_PARAMS = ("search", "shortlist", "memory_budget_gb")
 LABELLED_UNITS = ("sample", "class")
 #: Parameters a run sets only by ``+evaluator.params.NAME=...``: not in the defaults, so earlier runs keep
 #: their setting keys.
-OPT_IN_PARAMS = LARGE_PARAMS + ("labelled_unit",)
+OPT_IN_PARAMS = LARGE_PARAMS + ("labelled_unit", "clip_boxes")
 
 
 class Retrieval(Evaluator):
@@ -78,7 +80,7 @@ class Retrieval(Evaluator):
     def __init__(self, metric: str = "euclidean", p: float | None = None, covariance: str = "auto",
                  query_region: str = "bbox", precision_at=(1, 5, 10), labelled_fraction: float = 0.2,
                  search: str = "full", shortlist: int = 1000, memory_budget_gb: float = 4.0,
-                 labelled_unit: str = "sample"):
+                 labelled_unit: str = "sample", clip_boxes: bool = False):
         if metric not in METRICS:
             raise ValueError(f"retrieval: metric must be one of {METRICS}, got {metric!r}")
         if query_region not in QUERY_REGIONS:
@@ -105,12 +107,25 @@ class Retrieval(Evaluator):
             raise ValueError(f"retrieval: shortlist must be >= 1 and memory_budget_gb > 0, got {shortlist}, "
                              f"{memory_budget_gb}")
         self.search, self.shortlist, self.memory_budget_gb = search, int(shortlist), float(memory_budget_gb)
+        self.clip_boxes = clip_boxes
 
     @property
     def _ks(self) -> list[int]:
         """The ranks of ``precision_at`` as a list of ints (it may be given as one int)."""
         k = self.precision_at
         return [int(k)] if isinstance(k, (int, np.integer)) else [int(v) for v in (k or [])]
+
+    def check_setting(self, dataset: Dataset, seed: int) -> None:
+        """Refuse, before any descriptor is extracted, ground truth that cannot be scored and ``search=ivfpq`` on a
+        database smaller than an IVF-PQ index trains on."""
+        self.check_dataset(dataset)
+        self._check_ground_truth(dataset)
+        if self._cropped_queries(dataset).size:
+            check_query_boxes(dataset, clip=bool(self.clip_boxes))
+        n_db = self._database(dataset).size
+        if self.search == "ivfpq" and n_db < IVFPQ_MIN_DATABASE:
+            raise ValueError(f"search=ivfpq needs a database of at least {IVFPQ_MIN_DATABASE} images to train its "
+                             f"index, {dataset.name!r} has {n_db}: use search=exact (`+evaluator.params.search=exact`)")
 
     # ------------------------------------------------------------------ split
     @staticmethod
@@ -127,9 +142,20 @@ class Retrieval(Evaluator):
             if bad:
                 raise ValueError(f"retrieval: dataset {dataset.name!r}, query {q}: sample index {bad[0]} out of "
                                  f"range for {m} samples")
+            where = f"retrieval: dataset {dataset.name!r}, query {q} ({dataset.sample_ids[query]!r})"
             if pos.size == 0:
-                raise ValueError(f"retrieval: dataset {dataset.name!r}, query {q} ({dataset.sample_ids[query]!r}) "
-                                 f"has no positives")
+                raise ValueError(f"{where} has no positives")
+            for what, items in (("positives", pos), ("junk", junk)):
+                values, counts = np.unique(items, return_counts=True)
+                if (counts > 1).any():
+                    raise ValueError(f"{where}: {what} list sample {dataset.sample_ids[int(values[counts > 1][0])]!r} "
+                                     f"twice")
+            both = np.intersect1d(pos, junk)
+            if both.size:
+                raise ValueError(f"{where}: sample {dataset.sample_ids[int(both[0])]!r} is both a positive and junk")
+            if gt.exclude_query_from_ranking and query in pos:
+                raise ValueError(f"{where} is among its own positives, but the protocol removes the query from its "
+                                 f"ranking: it could never be found")
         if gt.bboxes is not None and len(gt.bboxes) != gt.queries.size:
             raise ValueError(f"retrieval: dataset {dataset.name!r} has {len(gt.bboxes)} query boxes for "
                              f"{gt.queries.size} queries")
@@ -155,6 +181,8 @@ class Retrieval(Evaluator):
                 "n_junk": int(sum(len(j) for j in gt.junk))}
         if self.metric == "minkowski":
             info["p"] = self.p
+        if self.clip_boxes and cropped.size:  # opt-in: only such runs record the count
+            info["query_boxes_clipped"] = check_query_boxes(dataset, clip=True)
         fit_labels = None
         if dataset.labels is not None:
             labels = np.asarray(dataset.labels)[db]

@@ -112,9 +112,14 @@ def test_a_descriptor_entry_that_was_tampered_with_is_extracted_again(tmp_path):
     np.testing.assert_array_equal(again.descriptors, first.descriptors)
 
 
-def test_a_full_disk_during_extraction_fails_naming_the_chunk_file(tmp_path, monkeypatch):
+def test_a_full_disk_during_extraction_warns_naming_the_chunk_file_and_goes_on(tmp_path, monkeypatch):
+    """The cache's promise: a write that fails is a warning naming the file, and the descriptors come back
+    computed, with no part of the entry left behind."""
     from test_describe import Counting, _dataset
 
+    expected = Counting().describe(_dataset(), n_jobs=1, cache=False)
     monkeypatch.setattr(storage.os, "fsync", _enospc)
-    with pytest.raises(WriteError, match=rf"No space left on device: '{tmp_path}/descriptors-.*\.partial/chunk-"):
-        Counting().describe(_dataset(), n_jobs=1, cache=tmp_path)
+    with pytest.warns(CacheWarning, match=rf"No space left on device: '{tmp_path}/descriptors-.*\.partial/chunk-"):
+        bags = Counting().describe(_dataset(), n_jobs=1, cache=tmp_path)
+    np.testing.assert_array_equal(bags.descriptors, expected.descriptors)
+    assert not list(tmp_path.glob("descriptors-*"))

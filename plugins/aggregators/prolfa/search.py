@@ -12,6 +12,8 @@ from contextlib import contextmanager, nullcontext
 
 import numpy as np
 
+from lfabench.threads import serial_blas
+
 from .threads import one_thread
 
 __all__ = ["BLAS_MIN_QUERIES", "DENSE_SEARCH_LIMIT", "SMALL_SEARCH_MACS", "blas_route", "top_candidates"]
@@ -45,7 +47,7 @@ def top_candidates(X32: np.ndarray, H: np.ndarray, k: int) -> tuple[np.ndarray, 
 
     queries = np.ascontiguousarray(-H.T, dtype=np.float32)
     small = N * X32.shape[1] * H.shape[1] < SMALL_SEARCH_MACS
-    with blas_route(faiss), (one_thread() if small else nullcontext()):
+    with blas_route(faiss), (one_thread() if small else nullcontext()), serial_blas():
         values, rows = faiss.knn(queries, X32, k, metric=faiss.METRIC_INNER_PRODUCT)
     return values.astype(np.float64), rows.astype(np.int64)
 

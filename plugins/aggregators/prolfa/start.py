@@ -31,6 +31,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from lfabench.threads import serial_blas
+
 from .options import FitOptions
 from .problem import Problem, objective
 from .result import one_hot_start
@@ -149,8 +151,9 @@ def cancelling_start(pb: Problem, anchors: np.ndarray, support: int,
     weights[:, 0] = 1.0
     resid = V32[anchors].astype(np.float64)                          # (d̄, d): R p_j
     for slot in range(1, support):
-        neg_ip, cand = faiss.knn(np.ascontiguousarray(-resid, dtype=np.float32), V32, m,
-                                 metric=faiss.METRIC_INNER_PRODUCT)
+        with serial_blas():  # FAISS's GEMMs follow OpenMP's count: one thread, the same sums at any `threads`
+            neg_ip, cand = faiss.knn(np.ascontiguousarray(-resid, dtype=np.float32), V32, m,
+                                     metric=faiss.METRIC_INNER_PRODUCT)
         cand = cand.astype(np.int64)
         rv = -neg_ip.astype(np.float64)                              # r_j . v
         rr = np.einsum("bd,bd->b", resid, resid)[:, None]

@@ -96,7 +96,6 @@ def random_retrieval(seed, n=120, n_queries=30, holidays=False, revisited=False,
     for qi in queries:
         same = pool[(labels[pool] == labels[qi]) & (pool != qi)]
         pos = rng.choice(same, min(same.size, int(rng.integers(1, 6))), replace=False) if same.size else pool[:1]
-        pos = np.concatenate([pos, pos[:1]]) if rng.random() < 0.2 else pos      # a positive listed twice
         others = np.setdiff1d(pool, pos)
         jk = rng.choice(others, int(rng.integers(0, 6)), replace=False) if not holidays else others[:0]
         positives.append(pos)
