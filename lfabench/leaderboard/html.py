@@ -55,7 +55,9 @@ document.querySelectorAll('table.sortable').forEach(function (table) {
 """
 
 STYLE = ("body{font-family:sans-serif;margin:2em;color:#222}table{border-collapse:collapse;margin-bottom:.5em}"
-         "th,td{padding:4px 10px;border-bottom:1px solid #ddd;text-align:left}td.num{white-space:nowrap}div.scroll{overflow-x:auto}td.num,th.num{text-align:right}"
+         # a task table's cells on one line (a row is one line tall; a wide table scrolls in its div.scroll)
+         "th,td{padding:4px 10px;border-bottom:1px solid #ddd;text-align:left}td.num,div.task td{white-space:nowrap}"
+         "div.scroll{overflow-x:auto}td.num,th.num{text-align:right}"
          "th{cursor:pointer;background:#f4f4f4;user-select:none}th[aria-sort=ascending]::after{content:' ▲'}"
          "th[aria-sort=descending]::after{content:' ▼'}img{max-width:100%;border:1px solid #eee;margin:.5em 0}"
          "code{background:#f4f4f4;padding:0 3px}.meta{color:#555}pre{background:#f8f8f8;padding:6px;"
@@ -172,8 +174,8 @@ def _table_html(tab: pd.DataFrame, metric: str, anchors: list[str], short: dict[
             cells.append(html("<td{}{}>{}</td>", Markup(" class='num'") if col in numeric else "",
                               html(" data-sort='{}'", sort), content))
         rows.append(html("<tr>{}</tr>", join(cells)))
-    return html("<div class='scroll'><table class='sortable'><thead><tr>{}</tr></thead><tbody>{}</tbody></table>"
-                "</div>", head, join(rows))
+    return html("<div class='scroll task'><table class='sortable'><thead><tr>{}</tr></thead><tbody>{}</tbody>"
+                "</table></div>", head, join(rows))
 
 
 def _metrics_text(metrics) -> str:
@@ -222,12 +224,13 @@ def to_html(summary: pd.DataFrame, failed: list[dict], out_dir: Path | str = "."
     ranks, sortable too), the legend of the labels, the records not counted, and folded away (``<details>``) how to
     read the cells (``intro``) and every setting's runs with their provenance (each score links there)."""
     from .labels import legend, short_labels
-    from .titles import board_title, dataset_descriptions, task_heading
+    from .titles import board_title, dataset_descriptions, evaluator_descriptions, task_heading
 
     out_dir = Path(out_dir).resolve()
     plots = plots or {}
     title = title or board_title(summary)
     datasets = dataset_descriptions(summary["dataset"]) if not summary.empty else {}
+    protocols = evaluator_descriptions(summary["evaluator"]) if not summary.empty else {}
     short = short_labels(summary["aggregator"]) if not summary.empty else {}
     versions = sorted({v for cell in summary.get("lfabench_versions", []) for v in str(cell).split(",") if v})
     revisions = sorted({v for cell in summary.get("git_revisions", []) for v in str(cell).split(",") if v})
@@ -237,6 +240,10 @@ def to_html(summary: pd.DataFrame, failed: list[dict], out_dir: Path | str = "."
         body.append(html("<p>Data: {}.</p>", join(
             html("<code>{}</code>{}{}{}", name, ": " if text else "", text, "; " if i < len(datasets) - 1 else "")
             for i, (name, text) in enumerate(datasets.items()))))
+    if protocols:
+        body.append(html("<p>Protocol: {}.</p>", join(
+            html("<code>{}</code>{}{}{}", name, ": " if text else "", text, "; " if i < len(protocols) - 1 else "")
+            for i, (name, text) in enumerate(protocols.items()))))
     if settings:
         body.append(html("<p>Protocol settings: {}.</p>", join(
             html("<code>{}</code>: <code>{}</code>{}", e, v, "; " if i < len(settings) - 1 else "")

@@ -586,9 +586,17 @@ NUMERIC_COLUMNS = ("rank", "seeds", "runs", "fit time (s)", "transform time (s)"
 
 def table_groups(summary: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]]:
     """``(title, metric, rows of summary)`` per table (:data:`TABLE_COLUMNS`: dataset, descriptor, evaluator,
-    metric; metrics in :func:`metric_order`, so precision@5 comes before precision@10), best first; the title
-    names all four (``digits — patches — knn — accuracy``)."""
-    groups = sorted(summary.groupby(TABLE_COLUMNS, sort=True), key=lambda g: (*g[0][:3], metric_order(g[0][3])))
+    metric; within a dataset its own protocol's descriptor first (:func:`~.titles.own_descriptor`: SIFT on Fifteen
+    Scene), then the others by name; metrics in :func:`metric_order`, so precision@5 comes before precision@10),
+    best first; the title names all four (``digits — patches — knn — accuracy``)."""
+    from .titles import own_descriptor
+
+    def order(group):
+        dataset, descriptor, evaluator, metric = group[0]
+        return (dataset, str(descriptor).split("[")[0] != own_descriptor(dataset), descriptor, evaluator,
+                metric_order(metric))
+
+    groups = sorted(summary.groupby(TABLE_COLUMNS, sort=True), key=order)
     return [(f"{dataset} — {descriptor} — {evaluator} — {metric}", metric, tab)
             for (dataset, descriptor, evaluator, metric), tab in groups]
 
@@ -669,7 +677,7 @@ def to_markdown(summary: pd.DataFrame, failed: list[dict], command: str | None =
     read the cells and where every table came from (commands, records, revisions, environments).
     """
     from .labels import legend, short_labels
-    from .titles import board_title, dataset_descriptions, task_heading
+    from .titles import board_title, dataset_descriptions, evaluator_descriptions, task_heading
 
     plots = plots or {}
     short = short_labels(summary["aggregator"]) if not summary.empty else {}
@@ -677,6 +685,9 @@ def to_markdown(summary: pd.DataFrame, failed: list[dict], command: str | None =
     if not summary.empty:
         parts += ["Data: " + "; ".join(md_text(name) + (f": {md_text(text)}" if text else "")
                                        for name, text in dataset_descriptions(summary["dataset"]).items()) + ".", ""]
+        parts += ["Protocol: " + "; ".join(md_text(name) + (f": {md_text(text)}" if text else "")
+                                           for name, text in evaluator_descriptions(summary["evaluator"]).items())
+                  + ".", ""]
     if settings:
         parts += ["Protocol settings: " + "; ".join(f"{md_code(e)}: {md_code(v)}" for e, v in settings.items()
                                                   if v) + ".", ""]

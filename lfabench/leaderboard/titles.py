@@ -26,6 +26,16 @@ def _description(kind: str, name: str) -> str:
         return ""
 
 
+def own_descriptor(dataset: str) -> str | None:
+    """The descriptor the dataset's declared protocol composes by default (``PluginSpec.protocol.descriptor``,
+    e.g. ``sift`` for Fifteen Scene); None for a dataset without one or a plugin this environment lacks."""
+    try:
+        protocol = getattr(get_registry().get_spec("dataset", str(dataset)), "protocol", None)
+    except LookupError:
+        return None
+    return getattr(protocol, "descriptor", None)
+
+
 def dataset_title(name: str) -> str:
     """The dataset's name in words: its plugin description up to the first ``(``, ``:`` or ``,``."""
     first = re.split(r" ?\(|:|,", _description("dataset", str(name)), maxsplit=1)[0].strip()
@@ -38,6 +48,14 @@ def dataset_descriptions(datasets) -> dict[str, str]:
     only)."""
     return {str(name): without_own_name(str(name), _description("dataset", str(name))).rstrip(". ")
             for name in sorted({str(d) for d in datasets})}
+
+
+def evaluator_descriptions(evaluators) -> dict[str, str]:
+    """``{evaluator: its plugin's whole description, without a closing full stop}`` for each distinct evaluator
+    name, sorted: what a board's protocol measures and how (e.g. the retrieval evaluator's AP rule); a plugin this
+    environment lacks maps to ``""``."""
+    return {str(name): _description("evaluator", str(name)).rstrip(". ")
+            for name in sorted({str(e) for e in evaluators})}
 
 
 def without_own_name(name: str, description: str) -> str:

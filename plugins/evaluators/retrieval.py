@@ -384,4 +384,7 @@ def lfabench_evaluators():
     return [PluginSpec("retrieval", Retrieval, defaults=default_params(Retrieval, opt_in=OPT_IN_PARAMS),
                        description=
                        "Retrieval mAP / precision@k of whole-database FAISS rankings (Oxford5k junk + query "
-                       "boxes, Holidays query removal, Revisited Easy/Medium/Hard), exact or IVF-PQ at a million")]
+                       "boxes, Holidays query removal, Revisited Easy/Medium/Hard), exact or IVF-PQ at a million; "
+                       "a query's AP is the area under its precision-recall curve by the trapezoid rule of "
+                       "Oxford's compute_ap, as Oxford5k and Holidays score it (not the mean of the precisions at "
+                       "its positives)")]

@@ -67,6 +67,28 @@ def test_the_page_states_what_each_dataset_is_from_its_plugin(two_descriptors):
     assert f"<p>Data: <code>digits</code>: {whole}.</p>".replace("'", "&#39;") in page
 
 
+def test_the_page_states_what_each_protocol_measures_from_its_evaluator(two_descriptors, tmp_path):
+    from lfabench.registry import get_registry
+
+    whole = get_registry().get_spec("evaluator", "knn").description
+    assert two_descriptors["markdown"].read_text().splitlines()[4] == f"Protocol: knn: {whole}."
+    page = two_descriptors["html"].read_text()
+    assert f"<p>Protocol: <code>knn</code>: {whole}.</p>".replace("'", "&#39;") in page
+    # a retrieval board states its AP rule (the Oxford/Holidays trapezoid AP, not the mean of precisions)
+    record(tmp_path / "runs/r", 0, 50.0, dataset="copy_detection", evaluator="retrieval", metric="mAP")
+    md = build_leaderboard([tmp_path / "runs"], tmp_path / "lb-r")["markdown"].read_text()
+    protocol = next(line for line in md.splitlines() if line.startswith("Protocol: "))
+    assert "trapezoid rule of Oxford's compute_ap" in protocol
+
+
+def test_a_datasets_own_descriptor_comes_first_then_the_others_by_name(tmp_path):
+    for d in ("daisy", "sift", "dense_sift"):
+        record(tmp_path / f"runs/{d}", 0, 50.0, dataset="scene15", descriptor=d)
+    md = build_leaderboard([tmp_path / "runs"], tmp_path / "lb")["markdown"].read_text()
+    tables = [h.split(" · ")[0] for h in sections(md) if " · " in h]
+    assert tables == ["sift", "daisy", "dense_sift"]  # scene15's protocol composes SIFT; the rest by name
+
+
 def test_a_dataset_plugin_not_installed_is_named_without_a_description(tmp_path):
     record(tmp_path / "runs/a", 0, 50.0, dataset="not_installed_here", evaluator="elsewhere")
     out = build_leaderboard([tmp_path / "runs"], tmp_path / "lb")
