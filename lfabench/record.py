@@ -105,7 +105,8 @@ class RunRecord(TypedDict, total=False):
     fingerprints: dict[str, str | None]      # sha256 of descriptors, fitted arrays, features, predictions
     digest: str                              # sha256 of the canonical JSON of every other field (content_digest)
     publication: dict[str, Any]              # set by publishing only: {"unclean": [reasons]} when allowed unclean
-    determinism: dict[str, Any]              # threads: every BLAS/OpenMP pool's size during the run; pinned: those pools
+    determinism: dict[str, Any]              # threads: every OpenMP pool's size during the run; blas_threads: every
+    #                                          BLAS pool's (one, lfabench.threads); pinned: those pools
 
 
 #: Fields every readable record has.

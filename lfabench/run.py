@@ -27,7 +27,7 @@ from .record import RunRecorder, plugin_setting
 from .redact import redact_config
 from .registry import get_registry
 from .storage import drain_cache_events, save_fallback
-from .threads import check_threads, fixed_threads, pinned_pools
+from .threads import BLAS_THREADS, check_threads, fixed_threads, pinned_pools
 
 #: Stages timed in every record, in order.
 STAGES = ("config", "dataset", "descriptors", "split", "fit", "transform", "evaluate")
@@ -115,6 +115,8 @@ def _run_here(cfg: dict[str, Any], run_dir: Path | str, setting: dict[str, Any] 
             raise ConfigError(f"isolate={isolate!r} must be one of {', '.join(ISOLATION_MODES)}")
         threads = _threads(cfg)
         rec.data["determinism"] = {"threads": threads, "pinned": pinned_pools() if threads is not None else []}
+        if threads is not None:  # the BLAS pools run this many threads whatever `threads` is (lfabench.threads)
+            rec.data["determinism"]["blas_threads"] = BLAS_THREADS
         with signals_interrupt_run(), fixed_threads(threads), time_limit(None if report is not None else time_limit_s):
             metrics = _run_stages(rec, cfg, cfg.get("seed", 0))
     except BaseException as exc:

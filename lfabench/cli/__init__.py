@@ -20,7 +20,7 @@ commands:
                             and passes its battery as written
   leaderboard [RUN_DIRS...] build Markdown, CSV and HTML leaderboards and plots from run records
   leaderboard --index DIR   the landing page of the boards under DIR (DIR/index.md, DIR/index.html)
-  compare [RUN_DIRS...]     mean ± std over seeds and paired exact Wilcoxon p-values against the best
+  compare [RUN_DIRS...]     mean ± std over seeds and the board's paired tests against the best
   verify BOARD_DIR...       check a board: record digests, metrics from predictions, cells by a rebuild
   reproduce BOARD [--sample N] [--seed S]  rerun records drawn at random; where each first differs
   explain RUN               PNG grid of the image patches behind a ProLFA run's top prototypes

@@ -162,3 +162,15 @@ def test_daisy_bow_at_a_real_codebook_size_is_bit_identical_under_1_and_2_thread
     env = {"LFABENCH_CACHE": str(tmp_path / "cache")}
     (one,), (two,) = (digests_with_threads([cfg], threads, env=env) for threads in (1, 2))
     assert first_difference(one, two) is None, (one["metric_values"], two["metric_values"])
+
+
+def test_the_record_says_how_many_threads_blas_ran_whatever_threads_is(tmp_path):
+    from lfabench.run import run_benchmark
+    from lfabench.threads import BLAS_THREADS
+
+    cfg = {"dataset": {"name": "synthetic", "params": {}}, "descriptor": {"name": "native", "params": {}},
+           "aggregator": {"name": "bow", "params": {"n_clusters": 4, "random_state": 0}},
+           "evaluator": {"name": "knn", "params": {"k": 1}}, "seed": 0, "threads": 2}
+    determinism = run_benchmark(cfg, tmp_path / "two")["determinism"]
+    assert determinism["threads"] == 2 and determinism["blas_threads"] == BLAS_THREADS == 1
+    assert "blas_threads" not in run_benchmark(dict(cfg, threads=None), tmp_path / "env")["determinism"]
