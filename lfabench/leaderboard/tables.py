@@ -427,7 +427,7 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
     out["lfabench_versions"] = g["lfabench_version"].apply(_distinct).values
     out["hardware"] = g["hardware"].apply(_distinct_text).values
     keys = ["dataset", "descriptor", "evaluator", "metric"]
-    sig = significance_by_group(df, keys, method="setting", exact="exact")
+    sig = significance_by_group(_signed(df), keys, method="setting", exact="exact")
     out = out.merge(sig[keys + ["setting", "best", "p_vs_best", "n_pairs"]].rename(columns={"p_vs_best": "p_wilcoxon"}),
                     on=keys + ["setting"], how="left")
     out.loc[out["n_pairs"].fillna(0) < MIN_PAIRS_FOR_P, "p_wilcoxon"] = float("nan")
@@ -440,6 +440,19 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
         _separate(out, idx, df, dict(zip(TABLE_COLUMNS, table_key)), units)
     out = out.sort_values(TABLE_COLUMNS + ["rank", "descriptor", "aggregator"], key=_metrics_in_number_order)
     return out[SUMMARY_COLUMNS].reset_index(drop=True)
+
+
+def _signed(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with every score of a lower-is-better metric negated (:func:`~.directions.metric_sign`), so that the
+    best of a table is its highest score, as :func:`~lfabench.evaluation.significance_by_group` takes it (two-sided
+    p-values are unchanged by the sign); ``df`` itself when every metric is higher-is-better."""
+    if df.empty:
+        return df
+    signs = [metric_sign(e, m) for e, m in zip(df["evaluator"], df["metric"])]
+    if all(sign > 0 for sign in signs):
+        return df
+    return df.assign(value=[v * sign for v, sign in zip(df["value"], signs)],
+                     exact=[None if x is None else x * sign for x, sign in zip(df["exact"], signs)])
 
 
 def _separate(out: pd.DataFrame, idx, runs: pd.DataFrame, key: dict, units: UnitScores) -> None:

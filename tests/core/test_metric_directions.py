@@ -102,6 +102,13 @@ def test_board_and_mean_rank_put_the_lowest_error_first(tmp_path, errorrate_inst
     assert list(overall["method"]) == ["bow", "vlad"] and list(overall["mean_rank"]) == [1.0, 2.0]
 
 
+def test_the_best_and_the_tests_against_it_follow_the_direction(tmp_path, errorrate_installed):
+    _records(tmp_path / "runs")
+    summary = summarize(records_frame(find_records([tmp_path / "runs"]))[0]).set_index("aggregator")
+    assert bool(summary.at["bow", "best"]) and not bool(summary.at["vlad", "best"])  # the lowest error is the best
+    assert summary.at["bow", "diff"] == 0.0 and summary.at["vlad", "diff"] == pytest.approx(30.0)  # row - best
+
+
 def test_without_the_declaration_the_same_records_rank_the_other_way(tmp_path):
     # the control: the order above comes from metric_directions (an evaluator not installed counts as higher)
     directions.metric_higher_is_better.cache_clear()
