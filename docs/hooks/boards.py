@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mkdocs.structure.files import File
-
 #: Board files a page shows or links to (the static HTML page too); records, manifests, scripts stay out.
 SHOWN = (".md", ".html", ".png", ".csv")
 
@@ -26,6 +24,8 @@ def board_files(leaderboards: Path) -> list[Path]:
 
 
 def on_files(files, config):
+    from mkdocs.structure.files import File  # here: board_files is usable (and tested) without MkDocs installed
+
     repo = Path(config["config_file_path"]).resolve().parent
     for path in board_files(repo / "leaderboards"):
         files.append(File(str(path.relative_to(repo)), src_dir=str(repo), dest_dir=config["site_dir"],

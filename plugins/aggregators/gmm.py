@@ -5,7 +5,8 @@ and precisions (``weights_init``, ``means_init``, ``precisions_init``), with its
 computes the mean log-likelihood ``L_t = 1/N sum_i log sum_k w_k N(x_i; mu_k, sigma_k^2)`` of the current
 parameters (the E-step), then the M-step; EM stops after the iteration where ``|L_t - L_{t-1}| < tol``
 (``L_0 = -inf``) or after ``max_iter`` iterations. The M-step is scikit-learn's: ``n_k = sum_i r_ik + 10 eps``,
-``mu_k = sum_i r_ik x_i / n_k``, ``sigma_k^2 = sum_i r_ik x_i^2 / n_k - mu_k^2 + reg_covar``, ``w_k = n_k / sum n``.
+``mu_k = sum_i r_ik x_i / n_k``, ``sigma_k^2 = sum_i r_ik x_i^2 / n_k - mu_k^2 + reg_covar`` (a negative difference,
+only ever float32's rounding, taken as zero), ``w_k = n_k / sum n``.
 
 What differs is the arithmetic. With ``Z = [x^2, x]`` (``(N, 2d)`` float32, built once), one pass over blocks of
 rows does both steps of an iteration:
@@ -134,7 +135,10 @@ def fit_diag_gmm_em(X: np.ndarray, weights: np.ndarray, means: np.ndarray, preci
         bounds.append(lower_bound)
         n = n + eps10
         mu = S[:, d:] / n[:, None]
-        var = S[:, :d] / n[:, None] - mu * mu + reg_covar
+        # a weighted variance is never negative: a negative difference is the float32 products' rounding (a
+        # component collapsed onto a few points, whose float32 responsibilities elsewhere underflow to zero), and
+        # is taken as zero, where scikit-learn's float64 EM finds a variance of about reg_covar
+        var = np.maximum(S[:, :d] / n[:, None] - mu * mu, 0.0) + reg_covar
         if np.any(var <= 0.0):
             raise ValueError("diagonal GMM: a variance fell to zero or below (degenerate data or too small "
                              "reg_covar); scikit-learn's EM fails the same way")

@@ -110,3 +110,20 @@ def test_fv_features_of_either_em_agree_and_fit_info_records_the_iterations():
     np.testing.assert_allclose(new.transform(bags), old.transform(bags), atol=1e-4)
     with pytest.raises(ValueError, match="em must be one of"):
         FisherVector(n_components=4, em="float16", random_state=0).fit(bags)
+
+
+def test_a_component_collapsed_onto_one_point_keeps_a_positive_variance_as_scikit_learns():
+    # three identical far points held by their own component: elsewhere its float32 responsibilities underflow
+    # to zero and E[x^2] - mu^2 rounds below zero; the weighted variance is zero, plus reg_covar, as in float64
+    rng = np.random.default_rng(0)
+    for trial in range(10):
+        X = np.vstack([rng.normal(size=(400, 3)), np.full((3, 3), 7.3 + rng.random())])
+        w, mu, prec = np.array([0.99, 0.01]), np.array([[0.0, 0, 0], X[-1]]), np.array([[1.0] * 3, [1e4] * 3])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ours = fit_diag_gmm_em(X, w, mu, prec, max_iter=50)
+            ref = GaussianMixture(2, covariance_type="diag", weights_init=w, means_init=mu, precisions_init=prec,
+                                  max_iter=50).fit(X)
+        assert np.all(ours.variances >= 1e-6)
+        np.testing.assert_allclose(ours.variances[1], ref.covariances_[1], atol=1e-5)
+        np.testing.assert_allclose(ours.means[1], X[-1], rtol=1e-6)
