@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # scipy.sparse costs a third of a second at start-up; only an
     import scipy.sparse as sp
 
 __all__ = ["Aggregator", "FitDataError", "PrototypeSupport", "UndefinedCriterionError", "annotated_class_sizes",
-           "check_labels", "describe_class_sizes"]
+           "check_labels", "describe_class_sizes", "unlabelled_mask"]
 
 
 class FitDataError(ValueError):
@@ -147,6 +147,15 @@ class Aggregator(Estimator):
         raise NotImplementedError
 
 
+def unlabelled_mask(y) -> np.ndarray:
+    """``(m,)`` True where ``y`` marks a sample unlabelled: ``-1`` in ``(m,)`` labels (numbers or text), a row
+    holding NaN in an ``(m, c)`` response matrix (scikit-learn's convention, the protocols' "unannotated")."""
+    y = np.asarray(y)
+    if y.ndim == 2:
+        return np.isnan(y.astype(np.float64)).any(axis=1)
+    return (y == -1) if y.dtype.kind in "iuf" else (y.astype(str) == "-1")
+
+
 def check_labels(y, n_samples: int, allow_unlabelled: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Turn ``y`` into a float ``(m, c)`` response matrix.
 
@@ -160,7 +169,7 @@ def check_labels(y, n_samples: int, allow_unlabelled: bool = False) -> tuple[np.
         raise ValueError(f"y has {y.shape[0]} rows for {n_samples} samples")
     if y.ndim == 2:
         Y = y.astype(np.float64)
-        labelled = ~np.isnan(Y).any(axis=1)
+        labelled = ~unlabelled_mask(Y)
         if not allow_unlabelled and not labelled.all():
             raise ValueError(f"y has NaN responses for {int((~labelled).sum())} samples (e.g. sample "
                              f"{int(np.flatnonzero(~labelled)[0])}); use the semi-supervised variant")
@@ -168,7 +177,7 @@ def check_labels(y, n_samples: int, allow_unlabelled: bool = False) -> tuple[np.
         return Y, labelled
     if y.ndim != 1:
         raise ValueError(f"y must be (m,) labels or an (m, c) response matrix, got shape {y.shape}")
-    labelled = ~((y == -1) if y.dtype.kind in "iuf" else (y.astype(str) == "-1"))
+    labelled = ~unlabelled_mask(y)
     if not allow_unlabelled and not labelled.all():
         raise ValueError(f"y marks {int((~labelled).sum())} samples as unlabelled (-1), e.g. sample "
                          f"{int(np.flatnonzero(~labelled)[0])}; use the semi-supervised variant")
@@ -185,10 +194,9 @@ def annotated_class_sizes(y) -> tuple[np.ndarray, np.ndarray]:
     unlabelled; an ``(m, c)`` response matrix counts one class per column, rows of NaN unlabelled), sorted, and
     how many annotated samples each has."""
     y = np.asarray(y)
+    labelled = ~unlabelled_mask(y)
     if y.ndim == 2:
-        labelled = ~np.isnan(y.astype(np.float64)).any(axis=1)
         return np.arange(y.shape[1]), (y[labelled] != 0).sum(axis=0).astype(np.int64)
-    labelled = ~((y == -1) if y.dtype.kind in "iuf" else (y.astype(str) == "-1"))
     classes, sizes = np.unique(y[labelled], return_counts=True)
     return classes, sizes.astype(np.int64)
 

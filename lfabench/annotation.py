@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .aggregate import unlabelled_mask
 from .evaluate import Split
 from .params import ConfigError
 
@@ -51,20 +52,16 @@ class FitSamples:
         return {"n_fit": int(self.indices.size), "fit_rule": self.rule, "n_fit_offered": self.n_offered}
 
 
+def reads_labels(aggregator) -> bool:
+    """Whether ``aggregator`` reads the labels it is fitted with: it declares ``supervised`` or
+    ``semi_supervised`` (a plain scikit-learn style plugin without the flags ignores ``y``)."""
+    return bool(getattr(aggregator, "supervised", False) or getattr(aggregator, "semi_supervised", False))
+
+
 def fully_supervised(aggregator) -> bool:
     """Whether ``aggregator`` needs every sample it is fitted on labelled (``supervised`` and not
     ``semi_supervised``; a plain scikit-learn style plugin without the flags is unsupervised)."""
     return bool(getattr(aggregator, "supervised", False)) and not getattr(aggregator, "semi_supervised", False)
-
-
-def _unlabelled(labels: np.ndarray) -> np.ndarray:
-    """``(n,)`` True where a label is the protocol's "unannotated" mark: ``-1`` ((m,) labels) or a row of NaN
-    ((m, c) responses), as :func:`lfabench.aggregate.check_labels` reads them."""
-    if labels.ndim == 2:
-        return np.isnan(labels.astype(np.float64)).any(axis=1)
-    if labels.dtype.kind in "iuf":
-        return labels == -1
-    return labels.astype(str) == "-1"
 
 
 def fit_samples(aggregator, split: Split, aggregator_name: str = "", evaluator_name: str = "") -> FitSamples:
@@ -78,7 +75,7 @@ def fit_samples(aggregator, split: Split, aggregator_name: str = "", evaluator_n
     offered = int(indices.size)
     if not fully_supervised(aggregator):
         return FitSamples(indices, labels, ALL_OFFERED, offered)
-    annotated = np.zeros(offered, dtype=bool) if labels is None else ~_unlabelled(labels)
+    annotated = np.zeros(offered, dtype=bool) if labels is None else ~unlabelled_mask(labels)
     if not annotated.any():
         method = f"aggregator {aggregator_name!r}" if aggregator_name else "this aggregator"
         protocol = f"evaluator {evaluator_name!r}" if evaluator_name else "the protocol"
@@ -97,6 +94,5 @@ def check_fit_labels(aggregator, samples: FitSamples) -> None:
     criterion undefined for them raises :class:`~lfabench.aggregate.UndefinedCriterionError`), before any
     descriptor is extracted; plugins without the method are taken as defined for any labels."""
     check = getattr(aggregator, "check_fit_labels", None)
-    if samples.labels is not None and callable(check) and (
-            getattr(aggregator, "supervised", False) or getattr(aggregator, "semi_supervised", False)):
+    if samples.labels is not None and callable(check) and reads_labels(aggregator):
         check(samples.labels)

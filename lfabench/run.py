@@ -14,7 +14,7 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
-from .annotation import check_fit_labels, fit_samples
+from .annotation import check_fit_labels, fit_samples, reads_labels
 from .checks import check_features, check_metrics
 from .fingerprint import array_digest, bags_fingerprint, fitted_fingerprint
 from .images import DEFAULT_MAX_IMAGE_PIXELS
@@ -241,10 +241,13 @@ def _run_stages(rec: RunRecorder, cfg: dict[str, Any], raw_seed) -> dict[str, fl
         rec.data["dataset"] = dataset.summary()
         for kind, plugin in (("descriptor", descriptor), ("evaluator", evaluator), ("aggregator", aggregator)):
             check_setting(kind, specs[kind].name, plugin, dataset, seed)  # parameters against the data, before work
-        if getattr(aggregator, "supervised", False) or getattr(aggregator, "semi_supervised", False):
-            # the labels the fit will see, from the protocol's split (labels only: cheap), before any extraction
-            check_fit_labels(aggregator, fit_samples(aggregator, evaluator.split(dataset, seed),
-                                                     specs["aggregator"].name, specs["evaluator"].name))
+        planned = None
+        if reads_labels(aggregator):
+            # the labels the fit will see, from the protocol's split (labels only: cheap), checked before any
+            # extraction; the split stage then records this split rather than drawing it again
+            split = evaluator.split(dataset, seed)
+            planned = split, fit_samples(aggregator, split, specs["aggregator"].name, specs["evaluator"].name)
+            check_fit_labels(aggregator, planned[1])
     with rec.stage("descriptors"):
         # descriptors have their own switch: a timing run refits codebooks (cache=false) but need not
         # re-extract SIFT for every method, which it does not time as aggregation anyway
@@ -255,8 +258,10 @@ def _run_stages(rec: RunRecorder, cfg: dict[str, Any], raw_seed) -> dict[str, fl
             rec.data["descriptors"].update(descriptor.record_info())
     rec.data["fingerprints"]["descriptors"] = bags_fingerprint(bags)  # untimed: where a rerun first differs
     with rec.stage("split"):
-        split = evaluator.split(dataset, seed)
-        fit = fit_samples(aggregator, split, specs["aggregator"].name, specs["evaluator"].name)
+        if planned is None:
+            split = evaluator.split(dataset, seed)
+            planned = split, fit_samples(aggregator, split, specs["aggregator"].name, specs["evaluator"].name)
+        split, fit = planned
         rec.data["split"] = dict(split.info, **fit.record())
     drain_cache_events()
     with rec.stage("fit"):
@@ -310,9 +315,8 @@ def ignored_params(aggregator, evaluator, setting: Collection[str] | None = None
     with ``setting`` (the evaluator parameters the run's configuration holds) only those among them, so that an
     opt-in label parameter is listed only by the runs that set it.
 
-    An aggregator reads labels when it declares ``supervised`` or ``semi_supervised``; a plain
-    scikit-learn style plugin without those flags is taken as unsupervised (it ignores ``y``).
+    An aggregator reads labels when it declares ``supervised`` or ``semi_supervised``
+    (:func:`lfabench.annotation.reads_labels`); a plain scikit-learn style plugin without them ignores ``y``.
     """
-    uses_labels = getattr(aggregator, "supervised", False) or getattr(aggregator, "semi_supervised", False)
-    return [] if uses_labels else [f"evaluator.{p}" for p in getattr(evaluator, "label_params", ())
+    return [] if reads_labels(aggregator) else [f"evaluator.{p}" for p in getattr(evaluator, "label_params", ())
                                    if setting is None or p in setting]

@@ -448,7 +448,7 @@ def _signed(df: pd.DataFrame) -> pd.DataFrame:
     p-values are unchanged by the sign); ``df`` itself when every metric is higher-is-better."""
     if df.empty:
         return df
-    signs = [metric_sign(e, m) for e, m in zip(df["evaluator"], df["metric"])]
+    signs = _signs(df)
     if all(sign > 0 for sign in signs):
         return df
     return df.assign(value=[v * sign for v, sign in zip(df["value"], signs)],
@@ -508,9 +508,14 @@ TABLE_COLUMNS = ["dataset", "descriptor", "evaluator", "metric"]
 def score_keys(rows: pd.DataFrame) -> list[Fraction]:
     """Each summary row's mean as an exactly comparable number, higher = better: ``exact_mean`` where known, else the
     float mean; negated for a metric its evaluator declares lower-is-better (:func:`~.directions.metric_sign`)."""
-    signs = [metric_sign(e, m) for e, m in zip(rows["evaluator"], rows["metric"])] if "evaluator" in rows else None
     keys = [e if isinstance(e, Fraction) else Fraction(float(m)) for e, m in zip(rows["exact_mean"], rows["mean"])]
-    return keys if signs is None else [sign * key for sign, key in zip(signs, keys)]
+    return [sign * key for sign, key in zip(_signs(rows), keys)] if "evaluator" in rows else keys
+
+
+def _signs(rows: pd.DataFrame) -> list[int]:
+    """Each row's :func:`~.directions.metric_sign` (``1`` higher-is-better, ``-1`` lower-is-better), from its
+    ``evaluator`` and ``metric``."""
+    return [metric_sign(e, m) for e, m in zip(rows["evaluator"], rows["metric"])]
 
 
 SUMMARY_COLUMNS = GROUP_COLUMNS + ["setting", "rank", "mean", "exact_mean", "std", "n_seeds", "n_runs", "conflicts",
