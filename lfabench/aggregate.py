@@ -9,6 +9,12 @@ array of global vectors:
   unsupervised aggregators ignore ``y``; semi-supervised ones read ``-1`` as
   "unlabelled" (scikit-learn's convention);
 * ``transform(bags) -> ndarray (m, D)`` works on any bags of the fitted dimension;
+* ``fit_transform(bags, y=None) -> ndarray (m, D)`` is ``fit`` then ``transform`` of the same bags, bit for
+  bit; a method that computes the training vectors while fitting returns them instead of aggregating the
+  samples again;
+* ``independent_rows = True`` says that ``transform`` computes each sample's row from that sample alone,
+  bit for bit whatever samples it is given with: a run then aggregates every image once
+  (``fit_transform`` on the fit samples, ``transform`` on the others; :mod:`lfabench.run`);
 * ``random_state`` (int, ``RandomState`` or ``None``) makes ``fit`` reproducible;
 * an aggregator whose output dimensions are made of training descriptors (prototypes) may say
   which, with ``prototype_support() -> PrototypeSupport``: the run keeps it (``prototypes.npz``)
@@ -74,6 +80,12 @@ class Aggregator(Estimator):
     #: Parameters each of which needs at least as many training descriptors as its value (``n_clusters``: a
     #: k-means codebook): ``fit`` refuses fewer with a :class:`FitDataError` before any work.
     fit_size_params: tuple[str, ...] = ()
+    #: ``transform`` gives each sample the same row, bit for bit, whatever other samples (and order) it is given
+    #: with, and ``fit_transform`` gives the fit samples those rows: a run then takes the fit samples' vectors from
+    #: ``fit_transform`` and transforms only the others. False (the default) for a method whose samples share
+    #: arithmetic in a batch (zero-padded batches, a sum split at a block boundary), whose last bits depend on
+    #: the company: a run then transforms every scored sample in one call after ``fit``.
+    independent_rows: bool = False
 
     def fit(self, bags, y=None):
         """Learn the aggregator from ``bags`` (``m`` samples) and optional labels ``y`` (``(m,)`` or ``(m, c)``)."""
@@ -116,6 +128,9 @@ class Aggregator(Estimator):
                                    f"lower {name} (aggregator.params.{name}=...) or fit on more samples")
 
     def fit_transform(self, bags, y=None) -> np.ndarray:
+        """``fit(bags, y)`` and the ``(m, D)`` vectors of the same ``bags``: exactly what ``transform(bags)``
+        returns after the fit, bit for bit (the default computes just that). A method that aggregates the
+        training samples while fitting overrides it to return those vectors rather than aggregate them again."""
         return self.fit(bags, y).transform(bags)
 
     def check_fit_labels(self, y) -> None:

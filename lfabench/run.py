@@ -14,6 +14,8 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from .annotation import check_fit_labels, fit_samples, reads_labels
 from .checks import check_features, check_metrics
 from .fingerprint import array_digest, bags_fingerprint, fitted_fingerprint
@@ -266,7 +268,7 @@ def _run_stages(rec: RunRecorder, cfg: dict[str, Any], raw_seed) -> dict[str, fl
     drain_cache_events()
     with rec.stage("fit"):
         fit_bags = bags.subset(fit.indices)
-        aggregator.fit(fit_bags, fit.labels)
+        fit_features = fit_aggregator(aggregator, fit_bags, fit.labels)
     rec.data["fit_cache"] = drain_cache_events()  # fitted arrays (codebooks, GMMs) reused from the cache
     rec.data["fingerprints"]["fitted"] = fitted_fingerprint(aggregator)
     if callable(getattr(aggregator, "record_info", None)):  # plain scikit-learn style plugins may lack it
@@ -277,7 +279,9 @@ def _run_stages(rec: RunRecorder, cfg: dict[str, Any], raw_seed) -> dict[str, fl
     del fit_bags
     with rec.stage("transform"):
         scored = evaluator.prepare_bags(bags, dataset, split)
-        features = check_features(aggregator.transform(scored), specs["aggregator"].name, scored.ids)
+        features = check_features(scored_features(aggregator, scored, bags, fit.indices, fit_features),
+                                  specs["aggregator"].name, scored.ids)
+        del fit_features
         split.empty_rows = scored.counts == 0  # protocols keep samples without descriptors from matching
         rec.data["output_dim"] = int(features.shape[1])
     rec.data["fingerprints"]["features"] = array_digest(features)
@@ -286,6 +290,52 @@ def _run_stages(rec: RunRecorder, cfg: dict[str, Any], raw_seed) -> dict[str, fl
         rec.data["split"].update(split.info)  # evaluators may add per-query results (e.g. AP)
     rec.store_predictions(getattr(split, "predictions", None))  # untimed; None for evaluators that give none
     return metrics
+
+
+def fit_aggregator(aggregator, fit_bags, labels) -> np.ndarray | None:
+    """Fit ``aggregator`` on ``fit_bags``; the fit samples' vectors when its rows are independent
+    (``Aggregator.independent_rows``: ``fit_transform``, each image aggregated once), else None (``fit`` alone).
+    A plugin without ``fit_transform`` (plain scikit-learn style) is fitted alone."""
+    if getattr(aggregator, "independent_rows", False) is True and callable(getattr(aggregator, "fit_transform", None)):
+        out = np.asarray(aggregator.fit_transform(fit_bags, labels))
+        if out.ndim != 2 or out.shape[0] != fit_bags.n_samples:
+            raise RuntimeError(f"{type(aggregator).__name__}.fit_transform returned shape {out.shape} for "
+                               f"{fit_bags.n_samples} samples")
+        return out
+    aggregator.fit(fit_bags, labels)
+    return None
+
+
+def scored_features(aggregator, scored, bags, fit_indices, fit_features: np.ndarray | None) -> np.ndarray:
+    """The ``(len(scored), D)`` vectors of ``scored`` (the evaluator's bags: ``bags``, maybe followed by extra
+    samples), in its order: the rows of the fit samples (``fit_indices`` into ``bags``) from ``fit_features``,
+    the others from one ``transform``. Without ``fit_features`` (rows not independent), or when ``scored``
+    does not begin with ``bags`` unchanged, every sample is transformed in one call."""
+    fit_indices = np.asarray(fit_indices, dtype=np.int64)
+    if (fit_features is None or not _begins_with(scored, bags)
+            or np.unique(fit_indices).size != fit_indices.size):
+        return aggregator.transform(scored)
+    others = np.setdiff1d(np.arange(scored.n_samples), fit_indices)
+    if not others.size:
+        rest = np.empty((0, fit_features.shape[1]), dtype=fit_features.dtype)
+    else:
+        rest = np.asarray(aggregator.transform(scored.subset(others)))
+        if rest.ndim != 2 or rest.shape != (others.size, fit_features.shape[1]):
+            raise RuntimeError(f"{type(aggregator).__name__}.transform returned shape {rest.shape} for "
+                               f"{others.size} samples, fit_transform {fit_features.shape[1]} columns")
+    out = np.empty((scored.n_samples, fit_features.shape[1]), dtype=np.result_type(fit_features, rest))
+    out[fit_indices] = fit_features
+    out[others] = rest
+    return out
+
+
+def _begins_with(scored, bags) -> bool:
+    """Whether the first samples of ``scored`` are those of ``bags``, descriptors and offsets unchanged."""
+    if scored is bags:
+        return True
+    n, N = bags.n_samples, bags.n_descriptors
+    return (scored.n_samples >= n and scored.dim == bags.dim and np.array_equal(scored.offsets[:n + 1], bags.offsets)
+            and np.array_equal(scored.descriptors[:N], bags.descriptors))
 
 
 def check_task(dataset_spec, dataset_params: dict[str, Any], evaluator_name: str, evaluator, registry) -> None:

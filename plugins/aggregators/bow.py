@@ -47,6 +47,8 @@ class BoW(Aggregator):
         self.cache = cache
         self.random_state = random_state
 
+    independent_rows = True  # integer counts per image, normalised per row
+
     def _fit(self, bags: Bags, y):
         if self.normalize not in ("l1", "tfidf", "l2", "none"):
             raise ValueError(f"BoW: normalize must be 'l1', 'tfidf', 'l2' or 'none', got {self.normalize!r}")
@@ -56,13 +58,24 @@ class BoW(Aggregator):
             counts = self._counts(bags)
             document_frequency = (counts > 0).sum(axis=0)
             self.idf_ = np.log(bags.n_samples / np.maximum(document_frequency, 1)).astype(np.float32)
+            self._fit_counts = counts      # fit_transform's histograms; transform never reads them
+
+    def fit_transform(self, bags, y=None) -> np.ndarray:
+        """``fit`` then the histograms of ``bags``; tf-idf reuses the counts its idf was learned from."""
+        self._fit_counts = None
+        self.fit(bags, y)
+        counts, self._fit_counts = self._fit_counts, None
+        return self.transform(bags) if counts is None else self._normalized(counts)
 
     def _counts(self, bags: Bags) -> np.ndarray:
         """(m, K) word counts."""
         return word_counts(self.codebook_, bags).astype(np.float32)
 
     def _transform(self, bags: Bags) -> np.ndarray:
-        H = self._counts(bags)
+        return self._normalized(self._counts(bags))
+
+    def _normalized(self, H: np.ndarray) -> np.ndarray:
+        """The ``(m, K)`` float32 counts ``H``, normalised in place as ``normalize`` says."""
         if self.normalize == "l1":
             H /= np.maximum(H.sum(axis=1, keepdims=True), 1e-12)
         elif self.normalize in ("tfidf", "l2"):

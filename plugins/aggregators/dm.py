@@ -85,6 +85,8 @@ class DiffusionOnManifold(Aggregator):
         self.cache = cache
         self.random_state = random_state
 
+    independent_rows = True  # integer histograms, then one product per row
+
     def _fit(self, bags: Bags, y):
         if not 0.0 <= self.alpha < 1.0:
             raise ValueError(f"DM: alpha must be in [0, 1), got {self.alpha}")

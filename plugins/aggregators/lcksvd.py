@@ -136,6 +136,8 @@ class LCKSVD2(Aggregator):
                 f"{sizes.size - int(self.n_atoms)} classes without an atom; raise aggregator.params.n_atoms to "
                 f"{sizes.size} or more, or annotate fewer classes")
 
+    independent_rows = True  # each descriptor's OMP code is its own; max-pooled per image
+
     def _fit(self, bags: Bags, y):
         from .omp import batch_omp, ksvd, normalize_atoms  # numba: a second at start-up, paid by LC-KSVD2 only
 

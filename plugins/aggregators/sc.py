@@ -93,6 +93,8 @@ class SparseCoding(Aggregator):
         if self.lasso not in LASSO_SOLVERS:
             raise ValueError(f"SparseCoding: lasso must be one of {LASSO_SOLVERS}, got {self.lasso!r}")
 
+    independent_rows = True  # each descriptor's lasso code is its own; max-pooled per image
+
     def _fit(self, bags: Bags, y):
         from sklearn.decomposition import MiniBatchDictionaryLearning
 

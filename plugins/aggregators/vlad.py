@@ -86,6 +86,8 @@ class VLAD(Aggregator):
         self.cache = cache
         self.random_state = random_state
 
+    independent_rows = True  # nearest centre per descriptor, residuals summed per (image, centre) cell
+
     def _fit(self, bags: Bags, y):
         if not self.power > 0:
             raise ValueError(f"VLAD: power must be > 0, got {self.power}")

@@ -29,7 +29,7 @@ import numpy as np
 
 from lfabench import PluginSpec, hookimpl
 from lfabench.aggregate import Aggregator, PrototypeSupport, check_labels
-from lfabench.bags import Bags
+from lfabench.bags import Bags, as_bags
 from lfabench.estimator import not_fitted
 from lfabench.plugin import default_params
 
@@ -205,6 +205,8 @@ class ProLFA(Aggregator):
             raise ValueError(f"{type(self).__name__} is supervised: fit(bags, y) needs labels or responses y")
         return check_labels(y, bags.n_samples, allow_unlabelled=self.semi_supervised)
 
+    independent_rows = True  # each image's mean descriptor times the prototypes
+
     def _fit(self, bags: Bags, y):
         options = self._check_params()
         Y, labelled = self._responses(bags, y)
@@ -248,6 +250,7 @@ class ProLFA(Aggregator):
         centered = parse_normalization(self.normalize)[1]
         self.descriptor_mean_ = Xn.mean(axis=0, dtype=np.float64) if centered else None
         X, Mu = self._centred_and_pooled(bags, Xn)
+        self._fit_pooled = Mu                     # every fit sample's mean: fit_transform's vectors, unscaled
         del Xn                                    # centred, X is a copy: one N x D array fewer from here on
         self.scale_ = self._fit_scale(X, Mu)
         if self.scale_ != 1.0:
@@ -296,11 +299,23 @@ class ProLFA(Aggregator):
         Mu = bags.with_descriptors(X).means() if X is not bags.descriptors else bags.means()
         return X, np.asarray(Mu, dtype=np.float64)
 
+    def fit_transform(self, bags, y=None) -> np.ndarray:
+        """``fit`` then the vectors of ``bags``, from the sample means the fit computed (the same arithmetic as
+        :meth:`transform`)."""
+        self.fit(bags, y)
+        Mu, self._fit_pooled = self._fit_pooled, None
+        return self._vectors(Mu, as_bags(bags).dtype)
+
     def _transform(self, bags: Bags) -> np.ndarray:
+        self._fit_pooled = None                   # a plain fit's means: not needed once transforming
         Xn = apply_feature_map(self.feature_map_, normalize_descriptors(bags.descriptors, self.normalize))
         _, Mu = self._centred_and_pooled(bags, Xn)
+        return self._vectors(Mu, bags.dtype)
+
+    def _vectors(self, Mu: np.ndarray, dtype) -> np.ndarray:
+        """``(m, d̄)`` vectors of the samples whose (centred, mapped) mean descriptors are ``Mu``."""
         out = (Mu * getattr(self, "scale_", 1.0)) @ self.prototypes_
-        return out if bags.dtype == np.float64 else out.astype(np.float32)
+        return out if dtype == np.float64 else out.astype(np.float32)
 
 
 class SemiProLFA(ProLFA):
