@@ -23,7 +23,10 @@ search", CVPR 2014.
 Output dimension: ``(A - 1) * d`` for ``A = n_anchors`` (``n_components``
 when given, at most that). An empty sample aggregates to the zero vector.
 The first ``transform`` of the bags ``fit`` saw (same descriptors and offsets,
-as a retrieval run's database) reuses the sums RN's rotation was learned from.
+as a retrieval run's database) reuses the sums RN's rotation was learned from; any other first
+``transform`` takes phi of the samples ``fit`` embedded (same descriptors, looked up by sample id) from
+the fit instead of embedding them again (:class:`FitEmbeddings`: the same rows of the same products, so
+the same bits), up to :attr:`TriangulationEmbedding.REUSE_BYTES`.
 """
 
 from __future__ import annotations
@@ -40,6 +43,41 @@ from .codebooks import cached_kmeans, training_sample
 from .democratic import democratic_weights
 from .normalization import l2_normalize, signed_power
 from .padding import padded_batches
+
+
+class FitEmbeddings:
+    """phi of the fit samples' descriptors (``(rows, D)`` float32), kept for the next ``transform``.
+
+    A sample is reused when ``transform`` meets its id with the same descriptors, bit for bit; only samples
+    embedded in a product of at least two rows are kept (one row takes another BLAS path, whose last bits
+    differ), and at most ``max_rows`` rows in all.
+    """
+
+    def __init__(self, bags: Bags, dim: int, max_rows: int):
+        self.descriptors, self.offsets = bags.descriptors, bags.offsets
+        self.phi = np.empty((min(bags.n_descriptors, max(int(max_rows), 0)), dim), dtype=np.float32)
+        self.where: dict[str, tuple[int, int]] = {}                     # id -> (row in phi, sample in bags)
+        self.used = 0
+
+    def keep(self, ids: np.ndarray, idx: np.ndarray, counts: np.ndarray, Phi: np.ndarray) -> None:
+        """Keep ``Phi[b, :counts[b]]`` of the batch's samples ``idx`` (positions in the fit bags)."""
+        for b, (i, c) in enumerate(zip(idx.tolist(), counts.tolist())):
+            if c and self.used + c <= self.phi.shape[0]:
+                self.phi[self.used:self.used + c] = Phi[b, :c]
+                self.where[ids[i]] = (self.used, i)
+                self.used += c
+
+    def lookup(self, bags: Bags, ids: np.ndarray, i: int) -> np.ndarray | None:
+        """phi of sample ``i`` of ``bags`` when fit embedded the same descriptors under its id, else None."""
+        hit = self.where.get(ids[i])
+        if hit is None:
+            return None
+        row, j = hit
+        lo, hi = bags.offsets[i], bags.offsets[i + 1]
+        flo, fhi = self.offsets[j], self.offsets[j + 1]
+        if hi - lo != fhi - flo or not np.array_equal(bags.descriptors[lo:hi], self.descriptors[flo:fhi]):
+            return None
+        return self.phi[row:row + (hi - lo)]
 
 
 def triangulation_residuals(X: np.ndarray, anchors: np.ndarray) -> np.ndarray:
@@ -78,6 +116,8 @@ class TriangulationEmbedding(Aggregator):
     """
 
     fit_size_params = ("n_anchors",)  # more anchors than training descriptors: refused before fitting
+    #: At most this many bytes of the fit samples' phi are kept for the next transform (:class:`FitEmbeddings`).
+    REUSE_BYTES = 3 << 30
 
     def __init__(self, n_anchors: int = 16, n_components: int | None = None, democratic: bool = True,
                  sinkhorn_iter: int = 10, power: float = 0.5, rotate: bool = True,
@@ -124,9 +164,12 @@ class TriangulationEmbedding(Aggregator):
         self.mean_ = state["mean"]
         self.projection_ = state["projection"]                             # (A*d, D)
         self.rotation_ = None
-        self._fit_aggregate = None
+        self._fit_aggregate = self._fit_embeddings = None
         if self.rotate:
-            Psi = self._aggregate(bags)
+            D = self.projection_.shape[1]
+            kept = FitEmbeddings(bags, D, self.REUSE_BYTES // (4 * D))
+            Psi = self._aggregate(bags, keep=kept)
+            self._fit_embeddings = kept
             # the embedding is the cost of a run (a (A*d, D) product per descriptor): a transform of the
             # same bags, as a retrieval run's database is its training set, takes these sums instead of
             # embedding every descriptor again (same arithmetic, so the same bits)
@@ -141,13 +184,18 @@ class TriangulationEmbedding(Aggregator):
         """phi: ``(N, D)`` centred, whitened triangulation embedding of descriptors ``X`` (``(N, d)``)."""
         return (triangulation_residuals(X, self.anchors_) - self.mean_) @ self.projection_
 
-    def _aggregate(self, bags: Bags) -> np.ndarray:
-        """psi_d (or psi_s): ``(m, D)`` weighted sums of embedded descriptors, batched over padded bags."""
+    def _aggregate(self, bags: Bags, keep: FitEmbeddings | None = None,
+                   known: FitEmbeddings | None = None) -> np.ndarray:
+        """psi_d (or psi_s): ``(m, D)`` weighted sums of embedded descriptors, batched over padded bags; phi of
+        the samples ``known`` holds is taken from it, and ``keep`` receives phi of every sample."""
         D = self.projection_.shape[1]
         out = np.zeros((bags.n_samples, D), dtype=np.float32)
+        ids = bags.ids if keep is not None or known is not None else None
         for idx, Xp, mask in padded_batches(bags, max_cells=4096):
             B, n, _ = Xp.shape
-            Phi = self.embed(Xp.reshape(B * n, -1)).reshape(B, n, D)
+            Phi = self._embed_padded(bags, ids, idx, Xp, mask, known)
+            if keep is not None and B * n > 1:
+                keep.keep(ids, idx, mask.sum(axis=1), Phi)
             Phi *= mask[:, :, None]
             if self.democratic:
                 K = np.maximum(np.matmul(Phi, Phi.transpose(0, 2, 1)), 0.0).astype(np.float64)
@@ -157,12 +205,39 @@ class TriangulationEmbedding(Aggregator):
             out[idx] = np.matmul(w[:, None, :], Phi)[:, 0]
         return out
 
+    def _embed_padded(self, bags: Bags, ids, idx: np.ndarray, Xp: np.ndarray, mask: np.ndarray,
+                      known: FitEmbeddings | None) -> np.ndarray:
+        """``(B, n, D)`` phi of a padded batch, as one product of its ``B * n`` rows computes it: the rows of
+        samples ``known`` holds are copied from it, the others embedded (a product's row does not depend on
+        the other rows once there are two or more; a padding row is phi of the zero vector)."""
+        B, n, d = Xp.shape
+        if known is None or B * n < 2:
+            return self.embed(Xp.reshape(B * n, d)).reshape(B, n, -1)
+        found = [known.lookup(bags, ids, i) for i in idx.tolist()]
+        if not any(f is not None for f in found):
+            return self.embed(Xp.reshape(B * n, d)).reshape(B, n, -1)
+        counts = mask.sum(axis=1)
+        todo = [b for b, f in enumerate(found) if f is None and counts[b]]
+        rows = np.concatenate([Xp[b, :counts[b]] for b in todo] + [np.zeros((2, d), dtype=Xp.dtype)])
+        new = self.embed(rows)                                         # at least two rows: the last two pad
+        Phi = np.empty((B, n, new.shape[1]), dtype=new.dtype)
+        Phi[:] = new[-1]
+        at = 0
+        for b, f in enumerate(found):
+            if f is not None:
+                Phi[b, :counts[b]] = f
+            elif counts[b]:
+                Phi[b, :counts[b]] = new[at:at + counts[b]]
+                at += counts[b]
+        return Phi
+
     def _transform(self, bags: Bags) -> np.ndarray:
         reuse, self._fit_aggregate = getattr(self, "_fit_aggregate", None), None   # once: frees (m, D)
+        known, self._fit_embeddings = getattr(self, "_fit_embeddings", None), None  # once: frees (N_fit, D)
         if reuse is not None and reuse[0] == bags_fingerprint(bags):
             Psi = reuse[1]
         else:
-            Psi = self._aggregate(bags)
+            Psi = self._aggregate(bags, known=known)
         if self.rotation_ is not None:
             Psi = Psi @ self.rotation_
         return l2_normalize(signed_power(Psi, self.power)).astype(np.float32)
