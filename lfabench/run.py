@@ -52,12 +52,17 @@ def _build(spec, params: dict[str, Any], kind: str):
 
 def run_benchmark(cfg: dict[str, Any], run_dir: Path | str, setting: dict[str, Any] | None = None,
                   time_limit_s: float | None = None, isolate: str | None = "none",
-                  on_stage=None) -> dict[str, Any]:
+                  on_stage=None, observe=None) -> dict[str, Any]:
     """Run one configuration and write ``run_dir/result.json``; returns the record.
 
     ``on_stage`` (optional) is called with each stage's name as it starts (``config``, ``dataset``,
     ``descriptors``, ``split``, ``fit``, ``transform``, ``evaluate``): ``lfabench run`` shows progress on a
     terminal with it. An isolated run (``isolate="process"``) calls it for none.
+
+    ``observe`` (optional) is called as ``observe(stage, value)`` with what a stage hands to the next beyond
+    the record's fingerprints: ``("descriptors", bags)`` (the :class:`~lfabench.bags.Bags`, keypoints
+    included) and ``("split", split)`` (the :class:`~lfabench.evaluate.Split`, as drawn);
+    :mod:`lfabench.testing.determinism` digests them. An isolated run calls it for none.
 
     ``setting`` is the config before interpolation (``random_state: ${seed}`` kept
     literal): runs that share it differ only by seed, and the leaderboard pools them.
@@ -77,7 +82,7 @@ def run_benchmark(cfg: dict[str, Any], run_dir: Path | str, setting: dict[str, A
     isolate = "none" if isolate is None else isolate
     if isolate == "process" and _time_limit_problem(time_limit_s) is None:
         return _run_isolated(cfg, Path(run_dir), setting, time_limit_s)
-    return _run_here(cfg, run_dir, setting, time_limit_s, isolate, on_stage=on_stage)
+    return _run_here(cfg, run_dir, setting, time_limit_s, isolate, on_stage=on_stage, observe=observe)
 
 
 def _time_limit_problem(time_limit_s) -> str | None:
@@ -100,7 +105,7 @@ def _recorder(cfg: dict[str, Any], run_dir: Path | str, setting: dict[str, Any] 
 
 
 def _run_here(cfg: dict[str, Any], run_dir: Path | str, setting: dict[str, Any] | None, time_limit_s,
-              isolate, report=None, on_stage=None) -> dict[str, Any]:
+              isolate, report=None, on_stage=None, observe=None) -> dict[str, Any]:
     """The run in this process; ``report`` (an isolated run's child) receives ``(stage, snapshot)`` as each
     stage starts, and the parent, not ``SIGALRM``, enforces the time limit."""
     rec = _recorder(cfg, run_dir, setting, time_limit_s, isolate)
@@ -120,7 +125,7 @@ def _run_here(cfg: dict[str, Any], run_dir: Path | str, setting: dict[str, Any] 
         if threads is not None:  # the BLAS pools run this many threads whatever `threads` is (lfabench.threads)
             rec.data["determinism"]["blas_threads"] = BLAS_THREADS
         with signals_interrupt_run(), fixed_threads(threads), time_limit(None if report is not None else time_limit_s):
-            metrics = _run_stages(rec, cfg, cfg.get("seed", 0))
+            metrics = _run_stages(rec, cfg, cfg.get("seed", 0), observe)
     except BaseException as exc:
         try:
             rec.finish_failed(exc, status="interrupted" if isinstance(exc, RunInterrupted) else "failed")
@@ -212,8 +217,9 @@ def _finished_record(run_dir: Path) -> bool:
         return False
 
 
-def _run_stages(rec: RunRecorder, cfg: dict[str, Any], raw_seed) -> dict[str, float]:
-    """The stages of one run, each timed in ``rec``; returns the metrics."""
+def _run_stages(rec: RunRecorder, cfg: dict[str, Any], raw_seed, observe=None) -> dict[str, float]:
+    """The stages of one run, each timed in ``rec``; returns the metrics. ``observe``: see :func:`run_benchmark`."""
+    observe = observe or (lambda stage, value: None)
     with rec.stage("config"):  # every parameter is checked, every plugin built, before anything is computed
         seed = check_seed(raw_seed)
         skip_corrupt = cfg.get("skip_corrupt_images", False)
@@ -259,12 +265,14 @@ def _run_stages(rec: RunRecorder, cfg: dict[str, Any], raw_seed) -> dict[str, fl
         if callable(getattr(descriptor, "record_info", None)):  # cap rule, cache hit/miss (additive)
             rec.data["descriptors"].update(descriptor.record_info())
     rec.data["fingerprints"]["descriptors"] = bags_fingerprint(bags)  # untimed: where a rerun first differs
+    observe("descriptors", bags)
     with rec.stage("split"):
         if planned is None:
             split = evaluator.split(dataset, seed)
             planned = split, fit_samples(aggregator, split, specs["aggregator"].name, specs["evaluator"].name)
         split, fit = planned
         rec.data["split"] = dict(split.info, **fit.record())
+    observe("split", split)
     drain_cache_events()
     with rec.stage("fit"):
         fit_bags = bags.subset(fit.indices)

@@ -3,19 +3,22 @@
 Thread pools (OpenBLAS, FAISS's OpenMP, OpenCV) size themselves when their library loads, so a run
 under another thread count needs another process. :func:`digests_with_threads` starts one with every
 thread count of :data:`THREAD_ENV` set to ``threads`` (descriptor extraction workers included) and
-returns :func:`stage_digests` of one run there: sha256 of what each stage hands to the next
-(descriptors and keypoints, the split, the fitted aggregator's output, the predictions, the metrics).
-Two thread counts reproduce each other when every digest agrees; the first stage that differs is
-where the numbers diverged.
+returns :func:`stage_digests` of one run there: the conductor's own run (:func:`lfabench.run.run_benchmark`),
+its record's fingerprints (the fitted aggregator, the features, the predictions) and metrics, and sha256 of
+what the record does not fingerprint (the descriptors with their keypoints, the split). Two thread counts
+reproduce each other when every digest agrees; the first stage that differs is where the numbers diverged.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -24,14 +27,14 @@ import numpy as np
 THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
               "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS", "OPENCV_FOR_THREADS_NUM", "LFABENCH_N_JOBS")
 
-#: Functions an evaluator module may call on its final vectors; their outputs are the run's predictions.
-PREDICTORS = ("knn_predict", "rank_database")
+#: The digests of :func:`stage_digests`, in pipeline order.
+STAGES = ("descriptors", "split", "fitted", "features", "predictions", "metrics")
 
 
 def _digest(*arrays: Any) -> str:
     h = hashlib.sha256()
     for a in arrays:
-        a = np.ascontiguousarray(a)
+        a = np.empty(0) if a is None else np.ascontiguousarray(a)
         h.update(f"{a.dtype.str}{a.shape};".encode())
         h.update(a.tobytes())
     return h.hexdigest()
@@ -41,77 +44,60 @@ def _json_digest(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, default=repr).encode()).hexdigest()
 
 
-def stage_digests(config: dict[str, Any], cache_descriptors: bool = False,
-                  _bags_memo: dict[str, Any] | None = None) -> dict[str, str]:
+def stage_digests(config: dict[str, Any], cache_descriptors: bool = False) -> dict[str, str]:
     """sha256 of each stage's output for one run of ``config`` (resolved, as ``run_benchmark`` takes it).
 
-    Stages, in order: ``descriptors`` (descriptors, keypoints, offsets; extracted without the cache,
-    by :func:`lfabench.describe.default_n_jobs` workers), ``split``, ``features`` (the aggregator's
-    ``transform`` of every sample), ``predictions`` (what the evaluator's module got back from
-    :data:`PREDICTORS`: k-NN labels, retrieval rankings) and ``metrics``; ``metric_values`` holds the
-    metrics themselves. Like the conductor, it computes under :func:`lfabench.threads.fixed_threads`
-    of the config's ``threads`` (default 1).
+    The run is the conductor's (:func:`lfabench.run.run_benchmark`, into a temporary folder, under the
+    config's ``threads``, default 1). Stages, in order (:data:`STAGES`): ``descriptors`` (descriptors,
+    keypoints, offsets), ``split`` (fit, train and test indices, fit labels), ``fitted``, ``features`` and
+    ``predictions`` (the record's fingerprints) and ``metrics``; ``metric_values`` holds the metrics
+    themselves. Descriptors come from the array cache when ``cache_descriptors``, else are extracted by
+    :func:`lfabench.describe.default_n_jobs` workers (:func:`many_stage_digests` extracts once per dataset
+    and descriptor).
     """
-    from ..threads import fixed_threads
+    from ..run import run_benchmark
 
-    with fixed_threads(config.get("threads", 1)):
-        return _stage_digests(config, cache_descriptors, {} if _bags_memo is None else _bags_memo)
+    out: dict[str, str] = {}
+
+    def observe(stage: str, value) -> None:
+        if stage == "descriptors":
+            out["descriptors"] = _digest(value.descriptors, value.keypoints, value.offsets)
+        elif stage == "split":
+            out["split"] = _digest(value.fit_indices, value.fit_labels, value.train_indices, value.test_indices)
+
+    with tempfile.TemporaryDirectory(prefix="lfabench-determinism-") as tmp:
+        record = run_benchmark(dict(config, cache_descriptors=bool(cache_descriptors)), Path(tmp) / "run",
+                               observe=observe)
+    fingerprints = record["fingerprints"]
+    metrics = {k: float(v) for k, v in record["metrics"].items()}
+    out.update({stage: fingerprints.get(stage) for stage in ("fitted", "features", "predictions")})
+    out["metrics"] = _json_digest(metrics)
+    out["metric_values"] = json.dumps(metrics, sort_keys=True)
+    return out
 
 
 def many_stage_digests(configs: list[dict[str, Any]], cache_descriptors: bool = False) -> list[dict[str, str]]:
-    """:func:`stage_digests` of each config; configs with the same dataset and descriptor extract once."""
-    memo: dict[str, Any] = {}
-    return [stage_digests(c, cache_descriptors, memo) for c in configs]
+    """:func:`stage_digests` of each config; configs with the same dataset and descriptor extract once.
+
+    Without ``cache_descriptors`` the runs read and write an array cache of their own (a temporary
+    ``LFABENCH_CACHE``), so every descriptor is extracted here, under this process's thread counts."""
+    with contextlib.ExitStack() as stack:
+        if not cache_descriptors:
+            stack.enter_context(_environ("LFABENCH_CACHE", stack.enter_context(tempfile.TemporaryDirectory())))
+        return [stage_digests(c, cache_descriptors=True) for c in configs]
 
 
-def _stage_digests(config: dict[str, Any], cache_descriptors: bool, memo: dict[str, Any]) -> dict[str, str]:
-    from ..registry import get_registry
-
-    registry = get_registry()
-    seed = int(config.get("seed", 0))
-
-    def build(kind: str):
-        section = config[kind]
-        return registry.get_spec(kind, section["name"]).factory(**dict(section.get("params") or {}))
-
-    dataset, descriptor, aggregator, evaluator = (build(k) for k in ("dataset", "descriptor", "aggregator",
-                                                                     "evaluator"))
-    out: dict[str, str] = {}
-    source = json.dumps([config["dataset"], config["descriptor"]], sort_keys=True, default=repr)
-    if source not in memo:
-        memo[source] = descriptor.describe(dataset, progress=False, cache=cache_descriptors)
-    bags = memo[source]
-    keypoints = bags.keypoints if bags.keypoints is not None else np.empty(0)
-    out["descriptors"] = _digest(bags.descriptors, keypoints, bags.offsets)
-    split = evaluator.split(dataset, seed)
-    out["split"] = _digest(split.fit_indices, split.fit_labels, split.train_indices, split.test_indices)
-    aggregator.fit(bags.subset(split.fit_indices), split.fit_labels)
-    scored = evaluator.prepare_bags(bags, dataset, split)
-    features = np.asarray(aggregator.transform(scored))
-    split.empty_rows = scored.counts == 0
-    out["features"] = _digest(features)
-    module = sys.modules[type(evaluator).__module__]
-    predictions: list[np.ndarray] = []
-    originals = {name: getattr(module, name) for name in PREDICTORS if hasattr(module, name)}
-
-    def capture(fn):
-        def wrapped(*args, **kwargs):
-            result = fn(*args, **kwargs)
-            predictions.append(np.asarray(result))
-            return result
-        return wrapped
-
+@contextlib.contextmanager
+def _environ(name: str, value: str):
+    saved = os.environ.get(name)
+    os.environ[name] = value
     try:
-        for name, fn in originals.items():
-            setattr(module, name, capture(fn))
-        metrics = evaluator.evaluate(features, dataset, split)
+        yield
     finally:
-        for name, fn in originals.items():
-            setattr(module, name, fn)
-    out["predictions"] = _digest(*predictions)
-    out["metrics"] = _json_digest({k: float(v) for k, v in metrics.items()})
-    out["metric_values"] = json.dumps({k: float(v) for k, v in metrics.items()}, sort_keys=True)
-    return out
+        if saved is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = saved
 
 
 def thread_env(threads: int) -> dict[str, str]:
@@ -134,7 +120,7 @@ def digests_with_threads(configs: list[dict[str, Any]], threads: int, env: dict[
 
 def first_difference(a: dict[str, str], b: dict[str, str]) -> str | None:
     """The first stage whose digests differ between two :func:`stage_digests` (None: bit-identical)."""
-    for stage in ("descriptors", "split", "features", "predictions", "metrics"):
+    for stage in STAGES:
         if a.get(stage) != b.get(stage):
             return stage
     return None

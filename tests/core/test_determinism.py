@@ -2,8 +2,8 @@
 
 Every configuration runs twice, once in a process started with every thread pool (and descriptor
 worker count) at 1 and once at 2 (:func:`lfabench.testing.determinism.digests_with_threads`), and
-the sha256 of each stage's output must agree: descriptors and keypoints, split, features,
-predictions, metrics. Images: a small real subset of Fifteen Scene (skipped with a reason when the
+the sha256 of each stage's output of the conductor's run must agree: descriptors and keypoints, split,
+fitted arrays, features, predictions, metrics. Images: a small real subset of Fifteen Scene (skipped with a reason when the
 shared data is absent), and small retrieval folders in the official layouts built here (Revisited
 Oxford / Paris, ``retrieval_folder``); aggregators at their smoke sizes (``conf/aggregator/smoke``).
 """

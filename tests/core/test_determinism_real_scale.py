@@ -2,7 +2,8 @@
 
 Each thread count runs in a fresh process (:func:`lfabench.testing.determinism.digests_with_threads`) with the
 config's ``threads`` set to it, so the run pins its pools to that count (:func:`lfabench.threads.fixed_threads`),
-and the sha256 of every stage's output must agree: descriptors, split, features, predictions, metrics.
+and the sha256 of every stage's output must agree: descriptors, split, fitted arrays, features, predictions,
+metrics.
 
 Cases: the two measured failures at the board's settings (BoW, 256 words, seed 0: 4 of 897 test images
 predicted otherwise with 2 threads, from bit-identical features, while every BLAS pool ran 2 threads; VLAD, 64
