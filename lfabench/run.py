@@ -327,7 +327,10 @@ def scored_features(aggregator, scored, bags, fit_indices, fit_features: np.ndar
     if not others.size:
         rest = np.empty((0, fit_features.shape[1]), dtype=fit_features.dtype)
     else:
-        rest = np.asarray(aggregator.transform(scored.subset(others)))
+        # one sample alone would take other BLAS paths (a matrix-vector product) than in company: a fit sample
+        # keeps it company
+        company = others if others.size > 1 else np.append(others, fit_indices[:1])
+        rest = np.asarray(aggregator.transform(scored.subset(company)))[:others.size]
         if rest.ndim != 2 or rest.shape != (others.size, fit_features.shape[1]):
             raise RuntimeError(f"{type(aggregator).__name__}.transform returned shape {rest.shape} for "
                                f"{others.size} samples, fit_transform {fit_features.shape[1]} columns")

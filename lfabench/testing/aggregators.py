@@ -105,6 +105,32 @@ def check_subset_consistency(est, bags, y):
     np.testing.assert_allclose(e.transform(bags.subset(idx)), full[idx], rtol=1e-4, atol=1e-5)
 
 
+def check_fit_transform(est, bags, y):
+    """``fit_transform(bags, y)`` is ``fit(bags, y)`` then ``transform(bags)``, bit for bit (a run takes the fit
+    samples' vectors from it when the rows are independent)."""
+    if not callable(getattr(est, "fit_transform", None)):
+        return
+    once = np.asarray(clone(est).fit_transform(bags, y))
+    reference = _fit(est, bags, y).transform(bags)
+    assert once.dtype == reference.dtype and once.shape == reference.shape, (
+        f"fit_transform gave {once.dtype} {once.shape}, fit then transform {reference.dtype} {reference.shape}")
+    assert np.array_equal(once, reference, equal_nan=True), "fit_transform differs from fit then transform"
+
+
+def check_independent_rows(est, bags, y):
+    """An aggregator declaring ``independent_rows`` gives each sample the same row, bit for bit, whatever other
+    samples it is transformed with and in whatever order."""
+    if getattr(est, "independent_rows", False) is not True:
+        return
+    e = _fit(est, bags, y)
+    full = e.transform(bags)
+    for idx in (np.array([5, 0, 3]), np.arange(bags.n_samples)[::-1], np.array([1, 2])):
+        part = e.transform(bags.subset(idx))
+        assert np.array_equal(part, full[idx]), (
+            f"independent_rows: transform of samples {idx.tolist()[:5]} differs in its bits from the same rows of "
+            f"the transform of all samples; declare independent_rows = False")
+
+
 def check_record_info_json(est, bags, y):
     """What the run record stores about the fit (``record_info``) is JSON."""
     e = _fit(est, bags, y)
@@ -131,7 +157,8 @@ def check_prototype_support(est, bags, y):
 ALL_CHECKS = (check_fit_returns_self, check_output_shape_and_dtype, check_finite_output,
               check_deterministic_with_random_state, check_empty_sample_transform, check_fit_with_empty_sample,
               check_transform_before_fit_raises, check_dimension_mismatch_raises, check_params_roundtrip,
-              check_subset_consistency, check_record_info_json, check_prototype_support)
+              check_subset_consistency, check_fit_transform, check_independent_rows, check_record_info_json,
+              check_prototype_support)
 
 
 def aggregator_checks(estimator, bags: Bags | None = None, y=None, skip=(), select=None,

@@ -209,3 +209,28 @@ def test_a_temb_run_embeds_each_descriptor_once(tmp_path, monkeypatch):
     occurs = Counter(row.tobytes() for row in bags.descriptors.astype(np.float32) if row.any())
     assert set(embedded) == set(occurs)
     assert not [row for row, n in embedded.items() if n > occurs[row]]
+
+
+class MeanProjection(Aggregator):
+    """Each sample's mean descriptor times a fixed (d, 64) matrix: ProLFA's and DM's kind of vectors (one product
+    of samples by a matrix); its rows are independent, but one row alone is a matrix-vector product."""
+
+    independent_rows = True
+
+    def _fit(self, bags, y):
+        self.projection_ = np.random.default_rng(0).standard_normal((bags.dim, 64))
+
+    def _transform(self, bags):
+        return bags.means().astype(np.float64) @ self.projection_
+
+
+def test_a_single_other_sample_is_transformed_in_company_as_in_the_whole_transform():
+    """One row alone takes BLAS's matrix-vector path, whose last bits differ from the same row of a product of
+    several; the lone sample is transformed beside a fit sample."""
+    bags = digits_bags(60)
+    fit = np.arange(1, 60)
+    with fixed_threads(1):
+        reference = MeanProjection().fit(bags.subset(fit)).transform(bags)
+        aggregator = MeanProjection()
+        features = scored_features(aggregator, bags, bags, fit, aggregator.fit_transform(bags.subset(fit)))
+    assert np.array_equal(features, reference)

@@ -82,6 +82,26 @@ def test_aggregator_battery_checks_a_stated_prototype_support():
     assert _status(run_cases(aggregator_checks(MeanPool())))["check_prototype_support"] == "pass"  # states none
 
 
+class RowsClaimedIndependent(BatchNormalised):
+    """Normalised over the batch, yet says its rows are independent (a run would take them from another batch)."""
+
+    independent_rows = True
+
+
+class FitTransformOfItsOwn(MeanPool):
+    """A fit_transform that returns something else than fit then transform."""
+
+    def fit_transform(self, bags, y=None):
+        return self.fit(bags, y).transform(bags) * 2.0
+
+
+def test_aggregator_battery_holds_independent_rows_and_fit_transform_to_their_word():
+    assert _status(run_cases(aggregator_checks(RowsClaimedIndependent())))["check_independent_rows"] == "fail"
+    assert _status(run_cases(aggregator_checks(BatchNormalised())))["check_independent_rows"] == "pass"  # claims none
+    assert _status(run_cases(aggregator_checks(FitTransformOfItsOwn())))["check_fit_transform"] == "fail"
+    assert _status(run_cases(aggregator_checks(MeanPool())))["check_fit_transform"] == "pass"
+
+
 def test_checks_are_selectable_by_name_and_unknown_names_are_refused():
     cases = aggregator_checks(MeanPool(), select=["check_finite_output"])
     assert [c.name for c in cases] == ["check_finite_output"]

@@ -234,7 +234,7 @@ def test_temb_transform_of_its_training_bags_reuses_fits_sums_bit_for_bit(data, 
     expected = l2_normalize(signed_power(Psi @ est.rotation_, est.power))
     calls = []
     aggregate = est._aggregate
-    monkeypatch.setattr(est, "_aggregate", lambda b: calls.append(b.n_samples) or aggregate(b))
+    monkeypatch.setattr(est, "_aggregate", lambda b, **kw: calls.append(b.n_samples) or aggregate(b, **kw))
     # a copy with the same content (the runner passes another Bags object than fit's) takes fit's sums
     same = Bags(bags.descriptors.copy(), bags.offsets.copy())
     np.testing.assert_array_equal(est.transform(same), expected)
