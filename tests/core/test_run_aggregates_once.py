@@ -234,3 +234,24 @@ def test_a_single_other_sample_is_transformed_in_company_as_in_the_whole_transfo
         aggregator = MeanProjection()
         features = scored_features(aggregator, bags, bags, fit, aggregator.fit_transform(bags.subset(fit)))
     assert np.array_equal(features, reference)
+
+
+def test_temb_keeps_phi_within_its_budget_and_its_features_do_not_change(tmp_path, monkeypatch):
+    """With room for part of the fit descriptors' phi, the rest is embedded again: same features, bit for bit."""
+    from lfabench_plugins.aggregators.temb import FitEmbeddings, TriangulationEmbedding
+
+    cfg = config("temb")
+    reference = reference_features(cfg)
+    kept = []
+    keep = FitEmbeddings.keep
+
+    def recording_keep(self, *args):
+        keep(self, *args)
+        kept.append((self.used, self.phi.shape[0]))
+
+    monkeypatch.setattr(FitEmbeddings, "keep", recording_keep)
+    monkeypatch.setattr(TriangulationEmbedding, "REUSE_BYTES", 1000 * 4 * 27)   # 1,000 rows of D = (A - 1) d = 27
+    record = run_benchmark(cfg, tmp_path / "run")
+    assert record["fingerprints"]["features"] == reference
+    used, capacity = kept[-1]
+    assert 0 < used <= capacity == 1000 < 0.5 * record["descriptors"]["n_descriptors"]   # the fit has more
