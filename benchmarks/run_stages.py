@@ -7,7 +7,7 @@ from its stored config and setting (:func:`lfabench.run.run_benchmark`, into a t
 process whose ``lfabench`` and ``lfabench_plugins`` are this checkout's, then, with ``--against``, another
 checkout's (its root: ``lfabench/`` and ``plugins/``), interleaved so that both see the same load. Per stage it
 prints the CPU seconds of the child (user + system, ``time.process_time`` between the conductor's stage
-callbacks: other work on a shared machine is left out), and whether the two runs' fingerprints (descriptors,
+callbacks: other work on a shared machine is left out) and its peak resident memory, and whether the two runs' fingerprints (descriptors,
 fitted arrays, features, predictions) and metrics are equal. Relative paths in a record's config (a dataset's
 ``root``) are read from the current folder, as ``lfabench reproduce`` does.
 """
@@ -25,7 +25,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parents[1]
 
 CHILD = r"""
-import json, sys, tempfile, time
+import json, resource, sys, tempfile, time
 from pathlib import Path
 from lfabench.record import read_record
 from lfabench.run import run_benchmark
@@ -43,16 +43,17 @@ def on_stage(stage):
 with tempfile.TemporaryDirectory() as tmp:
     out = run_benchmark(record["config"], Path(tmp) / "run", setting=record.get("setting"), on_stage=on_stage)
 cpu[last[1]] = time.process_time() - last[0]
-print(json.dumps({"cpu_s": cpu, "fingerprints": out["fingerprints"], "metrics": out["metrics"]}))
+print(json.dumps({"cpu_s": cpu, "fingerprints": out["fingerprints"], "metrics": out["metrics"],
+                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
 
 def run_child(checkout: Path, record: str) -> dict:
     """One run of ``record`` in a child process importing ``checkout``'s lfabench and plugins."""
-    with tempfile.TemporaryDirectory() as links:
+    with tempfile.TemporaryDirectory() as links:  # -P: the current folder's lfabench never comes first
         (Path(links) / "lfabench_plugins").symlink_to(checkout / "plugins")
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(checkout), links]))
-        proc = subprocess.run([sys.executable, "-c", CHILD, record], capture_output=True, text=True, env=env)
+        proc = subprocess.run([sys.executable, "-P", "-c", CHILD, record], capture_output=True, text=True, env=env)
     if proc.returncode != 0:
         raise RuntimeError(f"the run of {record} with {checkout} failed:\n{proc.stderr[-3000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -83,6 +84,8 @@ def main(argv: list[str] | None = None) -> int:
                                    for r in results[n]) for n, _ in checkouts)
                 ratio = f"  other/this {other / this:5.2f}" if this > 0.05 else ""
             print(f"  {stage:12s} " + "  ".join(cells) + ratio)
+        print("  peak RSS     " + "  ".join(f"{name} {max(r['peak_rss_mb'] for r in results[name]):8.0f} MB"
+                                       for name, _ in checkouts))
         if args.against:
             a, b = results["this"][0], results["other"][0]
             same = [k for k in a["fingerprints"] if a["fingerprints"][k] == b["fingerprints"].get(k)]

@@ -29,7 +29,7 @@ import numpy as np
 
 from lfabench import PluginSpec, hookimpl
 from lfabench.aggregate import Aggregator, PrototypeSupport, check_labels
-from lfabench.bags import Bags, as_bags
+from lfabench.bags import Bags
 from lfabench.estimator import not_fitted
 from lfabench.plugin import default_params
 
@@ -250,7 +250,7 @@ class ProLFA(Aggregator):
         centered = parse_normalization(self.normalize)[1]
         self.descriptor_mean_ = Xn.mean(axis=0, dtype=np.float64) if centered else None
         X, Mu = self._centred_and_pooled(bags, Xn)
-        self._fit_pooled = Mu                     # every fit sample's mean: fit_transform's vectors, unscaled
+        self._fit_pooled = Mu, bags.dtype         # every fit sample's mean: fit_transform's vectors, unscaled
         del Xn                                    # centred, X is a copy: one N x D array fewer from here on
         self.scale_ = self._fit_scale(X, Mu)
         if self.scale_ != 1.0:
@@ -303,8 +303,8 @@ class ProLFA(Aggregator):
         """``fit`` then the vectors of ``bags``, from the sample means the fit computed (the same arithmetic as
         :meth:`transform`)."""
         self.fit(bags, y)
-        Mu, self._fit_pooled = self._fit_pooled, None
-        return self._vectors(Mu, as_bags(bags).dtype)
+        (Mu, dtype), self._fit_pooled = self._fit_pooled, None
+        return self._vectors(Mu, dtype)
 
     def _transform(self, bags: Bags) -> np.ndarray:
         self._fit_pooled = None                   # a plain fit's means: not needed once transforming
