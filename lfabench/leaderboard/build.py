@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Iterable
 
 from ..storage import write_text_atomic
+from .claims import claim_markdown, claim_table
 from .csv_cells import write_csv
 from .labels import short_labels
 from .manifest import write_manifest
@@ -57,8 +58,9 @@ def build_leaderboard(run_paths: Iterable[Path | str], out_dir: Path | str = "le
     cd_png = cd_plot(summary, out_dir / f"{name}-cd.png")
     plots[""] += [cd_png] if cd_png else []
     outside = outside_plugins(records)  # rows of plugins from other packages: which package, which version
-    sections = [s for s in [rank_markdown(summary, cd_png.name if cd_png else None), paper_markdown(summary),
-                            packages_markdown(outside)] if s]
+    claims = claim_table(labelled(dedupe_runs(df)), summary)
+    sections = [s for s in [rank_markdown(summary, cd_png.name if cd_png else None), claim_markdown(claims, short_labels(summary["aggregator"])),
+                            paper_markdown(summary), packages_markdown(outside)] if s]
     settings = evaluator_settings(df)
     write_text_atomic(paths["markdown"], to_markdown(summary, failed, command=command, extra_sections=sections,
                                                      plots=plots, settings=settings))
@@ -70,6 +72,10 @@ def build_leaderboard(run_paths: Iterable[Path | str], out_dir: Path | str = "le
         short = short_labels(summary["aggregator"])
         ranks = ranks.assign(method=[short.get(m, m) for m in ranks["method"]])
     extra = [("Overall: mean rank across tasks", ranks)] if not ranks.empty else []
+    if not claims.empty:
+        paths["claim_csv"] = out_dir / f"{name}-claim.csv"
+        write_csv(paths["claim_csv"], claims)
+        extra.append(("The paper's search claim: Semi-ProLFA against the fully supervised methods", claims))
     if not versus.empty:
         paths["paper_csv"] = out_dir / f"{name}-paper.csv"
         write_csv(paths["paper_csv"], versus)
