@@ -102,7 +102,8 @@ def _measured_datasets(dataset: str) -> list[tuple[str, str]]:
 
 
 def _blocks(summary: pd.DataFrame, paper: pd.DataFrame):
-    """``(dataset label, descriptor label, metric, paper rows, measured rows)`` for every paper table the records
+    """``(dataset label, records' dataset, descriptor label, metric, paper rows, measured rows)`` for every paper
+    table the records
     have (or have a stand-in for) with at least one of the paper's methods in it (a table of other methods only,
     e.g. a third-party plugin on Fifteen Scene, has nothing to compare with the paper)."""
     for (dataset, paper_descriptor, metric), rows in paper.groupby(["dataset", "descriptor", "metric"], sort=True):
@@ -110,7 +111,7 @@ def _blocks(summary: pd.DataFrame, paper: pd.DataFrame):
             for descriptor in _descriptor_settings(summary, measured_dataset, paper_descriptor):
                 measured = _measured(summary, measured_dataset, descriptor, metric)
                 if measured.index.isin(rows["method"]).any():
-                    yield label, descriptor, metric, rows, measured
+                    yield label, measured_dataset, descriptor, metric, rows, measured
 
 
 def _ranks(rows: pd.DataFrame, measured: pd.DataFrame, metric: str) -> tuple[pd.Series, pd.Series]:
@@ -122,18 +123,28 @@ def _ranks(rows: pd.DataFrame, measured: pd.DataFrame, metric: str) -> tuple[pd.
             pd.Series(tied_ranks(list(measured.loc[both, "key"]), higher), index=both))
 
 
-def paper_table(summary: pd.DataFrame, paper: pd.DataFrame | None = None) -> pd.DataFrame:
+def paper_table(summary: pd.DataFrame, paper: pd.DataFrame | None = None,
+                not_applicable: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per paper number whose table the records have: the paper's value and rank, lfabench's, and for
-    times the hardware of each (never their difference)."""
+    times the hardware of each (never their difference). ``not_applicable``
+    (:func:`~lfabench.leaderboard.not_applicable.not_applicable_frame`): a paper method with no measured row
+    whose runs there were not applicable reads "not applicable", not "not run"."""
     paper = paper_results() if paper is None else paper
     out = []
-    for dataset, descriptor, metric, rows, measured in _blocks(summary, paper):
-        out += _rows(rows, measured, dataset, descriptor, metric)
+    for dataset, measured_dataset, descriptor, metric, rows, measured in _blocks(summary, paper):
+        undefined = set()
+        if not_applicable is not None and not not_applicable.empty:
+            on = not_applicable[(not_applicable["dataset"] == measured_dataset)
+                                & (not_applicable["descriptor"] == descriptor)]
+            undefined = set(on["aggregator"].map(_base))
+        out += _rows(rows, measured, dataset, descriptor, metric, undefined)
     return pd.DataFrame(out, columns=COLUMNS)
 
 
-def _rows(rows: pd.DataFrame, measured: pd.DataFrame, dataset: str, descriptor: str, metric: str) -> list[list]:
-    """The table's rows for one paper table (``rows``) beside one descriptor label's measurements."""
+def _rows(rows: pd.DataFrame, measured: pd.DataFrame, dataset: str, descriptor: str, metric: str,
+          undefined: set[str] = frozenset()) -> list[list]:
+    """The table's rows for one paper table (``rows``) beside one descriptor label's measurements; ``undefined``:
+    the methods whose runs there were not applicable."""
     out = []
     paper_rank, ours_rank = _ranks(rows, measured, metric)
     for _, r in rows.sort_values("value", ascending=metric == TIME).iterrows():
@@ -150,7 +161,8 @@ def _rows(rows: pd.DataFrame, measured: pd.DataFrame, dataset: str, descriptor: 
             out.append([dataset, descriptor, metric, m, r["value"], paper_rank[m], shown,
                         int(got["n_seeds"]), ours_rank[m], "—" if metric == TIME else _wilcoxon_cell(got), *hardware])
         else:
-            out.append([dataset, descriptor, metric, m, r["value"], None, "not run", 0, None, "—", *hardware])
+            missing = "not applicable" if m in undefined and metric != TIME else "not run"
+            out.append([dataset, descriptor, metric, m, r["value"], None, missing, 0, None, "—", *hardware])
     return out
 
 
@@ -161,7 +173,7 @@ def agreement(summary: pd.DataFrame, paper: pd.DataFrame | None = None) -> pd.Da
 
     paper = paper_results() if paper is None else paper
     out = []
-    for dataset, descriptor, metric, rows, measured in _blocks(summary, paper):
+    for dataset, _, descriptor, metric, rows, measured in _blocks(summary, paper):
         paper_rank, ours_rank = _ranks(rows, measured, metric)
         n = len(paper_rank)
         if n < 3:  # two methods give tau = +-1 with p = 1: nothing to say
@@ -190,9 +202,9 @@ def agreement_sentence(row) -> str:
                    "agreement with the paper's order nor its absence.")
 
 
-def paper_markdown(summary: pd.DataFrame) -> str:
+def paper_markdown(summary: pd.DataFrame, not_applicable: pd.DataFrame | None = None) -> str:
     """The section for the Markdown board (empty string when no record matches a paper table)."""
-    table = paper_table(summary)
+    table = paper_table(summary, not_applicable=not_applicable)
     if table.empty:
         return ""
     shown = table.astype(object).where(table.notna(), "—")
