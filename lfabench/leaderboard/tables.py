@@ -104,12 +104,14 @@ SETTING_KINDS = ("descriptor", "aggregator", "evaluator")
 def _default_values(kind: str, name: str) -> dict[str, str] | None:
     """The plugin's keyword defaults as labels compare values: one entry per leaf, nested options flattened
     to dotted keys (``solver.max_iter``; a dataclass default is read as its fields), each value as JSON
-    (keys sorted); None when the plugin is not installed here."""
+    (keys sorted); None when the plugin is not installed here. A parameter the plugin has removed is a default at
+    the value its ``removed_params`` names (the behaviour every run has now), so a record written before keeps its
+    label."""
     try:
         factory = get_plugin(kind, name)
     except LookupError:  # records of a plugin this environment lacks: no parameter is known to be a default
         return None
-    return _leaves("", default_params(factory))
+    return {**_leaves("", getattr(factory, "removed_params", None) or {}), **_leaves("", default_params(factory))}
 
 
 def _leaves(prefix: str, value) -> dict[str, str]:

@@ -44,6 +44,7 @@ from . import (
     solver_options,
 )
 from .featuremap import apply_feature_map, check_feature_map, fit_feature_map
+from .options import REMOVED
 
 log = logging.getLogger("lfabench_plugins.aggregators.prolfa")
 
@@ -134,6 +135,10 @@ class ProLFA(Aggregator):
     """
 
     supervised = True
+    #: Solver options this plugin no longer has, at the value whose behaviour every fit has now: a record of an
+    #: earlier release names them there (its config reads, :func:`~.options.solver_options`; its board label is
+    #: unchanged).
+    removed_params = {"solver": dict(REMOVED)}
 
     def __init__(self, *, n_prototypes: int = 128, lambda1: float = 0.1, lambda2: float = 1.0,
                  max_support: int | None = 4, normalize: str = "l2_centered", feature_map: str = "linear",

@@ -109,3 +109,15 @@ def test_every_committed_prolfa_record_builds_todays_estimator(board):
             {k: v for k, v in recorded.items() if k not in REMOVED}, path
         seen += 1
     assert seen > 0, f"no ProLFA record under {root}"
+
+
+def test_a_committed_record_naming_the_removed_options_keeps_its_board_label():
+    """The board labels a row by the parameters its setting changed from the plugin's defaults: the removed
+    options, at the behaviour every fit has now, are not among them (``ProLFA.removed_params``)."""
+    from lfabench.leaderboard import tables
+
+    path = (Path(__file__).resolve().parents[4] / "leaderboards" / "scene15" / "records" / "scene15_sift_prolfa_knn"
+            / "c47cb05b6552_s0" / "result.json")
+    assert set(REMOVED) <= set(json.loads(path.read_text())["config"]["aggregator"]["params"]["solver"])
+    frame = tables.records_frame([path])[0]
+    assert set(tables.labelled(frame)["aggregator"]) == {"prolfa[n_prototypes=4096]"}
