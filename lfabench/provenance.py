@@ -9,8 +9,8 @@ under ``provenance`` (``docs/records.md``), the one home of these facts in a rec
 facts (:func:`recorded_version`, :func:`recorded_revision`, :func:`recorded_machine`) read both layouts: records
 of ``schema_version`` 1 and 2 also carry them at the top level (``lfabench_version``, ``git_revision``, ``host``).
 
-The code's identity: :func:`source_version` is setuptools-scm's version of the checkout the package runs
-from (it changes with every commit and with a dirty tree), the installed distribution's version elsewhere;
+The code's identity: :func:`source_version` is the release version (``lfabench/_version.py``) with, for a git
+checkout, its commit as a PEP 440 local label (``0.2.0+gd0ec3b346``; ``.dirty`` appended for a dirty tree);
 :func:`source_state` gives the revision and, for a dirty tree, the diff against it (tracked changes plus
 untracked source files of the package folders), whose sha256 the record carries and whose text is kept
 beside it. Both, and the package lock, are read once per process: a process runs the code it imported, whatever changes
@@ -114,30 +114,25 @@ def read_source_state(root: Path | None) -> SourceState:
     return SourceState(head.stdout.decode().strip(), b"".join(parts))
 
 
-def _scm_settings(root: Path) -> dict[str, Any]:
-    try:
-        import tomllib
-    except ImportError:  # Python 3.10: setuptools-scm depends on tomli there
-        import tomli as tomllib
-    with open(root / "pyproject.toml", "rb") as fh:
-        return dict(tomllib.load(fh).get("tool", {}).get("setuptools_scm", {}))
-
-
 @functools.lru_cache(maxsize=1)
 def source_version() -> str:
-    """lfabench's version as the code that runs now: setuptools-scm's, from the checkout (e.g.
-    ``0.1.dev412+gc39959b.d20260101`` when dirty), else the installed distribution's (itself computed by
-    setuptools-scm when it was built; ``fallback_version`` of ``pyproject.toml`` when built without git)."""
-    root = checkout_root()
-    if root is not None:
-        try:
-            from setuptools_scm import get_version
+    """lfabench's version as the code that runs now: the release (``lfabench/_version.py``), with the commit of the
+    checkout it runs from as a PEP 440 local label (``0.2.0+gd0ec3b346``, ``0.2.0+gd0ec3b346.dirty`` for a dirty
+    tree: :func:`source_state`); the release alone outside a checkout. Its release part is what validation
+    compares (a record of a newer release series is refused)."""
+    state = _own_source_state()
+    if state.revision is None:
+        return __version__
+    return f"{__version__}+g{state.revision[:9]}" + (".dirty" if state.dirty else "")
 
-            # the settings the build uses (pyproject.toml's [tool.setuptools_scm]), so both agree
-            return get_version(root=str(root), **_scm_settings(root))
-        except Exception:  # setuptools-scm absent or unable to read this checkout: the installed version
-            pass
-    return __version__
+
+def installed_version() -> str | None:
+    """The version the installed distribution's metadata states (None when lfabench is not installed): that of
+    the last install, which an editable install keeps while its checkout moves on."""
+    try:
+        return importlib.metadata.version("lfabench")
+    except importlib.metadata.PackageNotFoundError:
+        return None
 
 
 def package_lock() -> dict[str, str]:
@@ -214,7 +209,7 @@ def collect(state: SourceState | None = None) -> dict[str, Any]:
     """A record's ``provenance`` (without the diff file's name, which the recorder adds when it writes it)."""
     state = source_state() if state is None else state
     lock = package_lock()
-    return {"lfabench_version": source_version(), "installed_version": __version__,
+    return {"lfabench_version": source_version(), "installed_version": installed_version(),
             "git_revision": state.revision, "dirty": state.dirty, "diff_sha256": state.diff_sha256,
             "diff_file": None, "environment": environment(),
             "packages": lock, "packages_sha256": lock_digest(lock)}
