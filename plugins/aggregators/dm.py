@@ -26,9 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lfabench import PluginSpec, hookimpl
-from lfabench.aggregate import Aggregator
-from lfabench.bags import Bags
+from lfabench.sdk import Aggregator, Bags, PluginSpec, hookimpl
 
 from .codebooks import cached_kmeans, word_counts
 from .normalization import l2_normalize, signed_power

@@ -25,10 +25,7 @@ from typing import Literal
 
 import numpy as np
 
-from lfabench import PluginSpec, hookimpl
-from lfabench.aggregate import Aggregator
-from lfabench.bags import Bags
-from lfabench.storage import cacheable_seed, cached_fit
+from lfabench.sdk import Aggregator, Bags, PluginSpec, cacheable_seed, cached_fit, hookimpl
 
 from .codebooks import assign_nearest, kmeans_codebook, seed_of, training_sample
 from .gmm import fit_diag_gmm_em

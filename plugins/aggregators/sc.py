@@ -26,10 +26,7 @@ import warnings
 
 import numpy as np
 
-from lfabench import PluginSpec, hookimpl
-from lfabench.aggregate import Aggregator
-from lfabench.bags import Bags
-from lfabench.storage import cacheable_seed, cached_fit
+from lfabench.sdk import Aggregator, Bags, PluginSpec, cacheable_seed, cached_fit, hookimpl
 
 from .codebooks import seed_of, training_sample
 from .lasso import LassoStats, lasso_codes

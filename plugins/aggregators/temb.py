@@ -30,11 +30,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from lfabench import PluginSpec, hookimpl
-from lfabench.aggregate import Aggregator
-from lfabench.bags import Bags
-from lfabench.fingerprint import bags_fingerprint
-from lfabench.storage import array_fingerprint, cacheable_seed, cached_fit
+from lfabench.sdk import (Aggregator, Bags, PluginSpec, array_fingerprint, bags_fingerprint, cacheable_seed, cached_fit,
+                          hookimpl)
 
 from .codebooks import cached_kmeans, training_sample
 from .democratic import democratic_weights

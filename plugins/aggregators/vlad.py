@@ -21,10 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lfabench import PluginSpec, hookimpl
-from lfabench.aggregate import Aggregator
-from lfabench.bags import Bags
-from lfabench.lazy import LazyModule
+from lfabench.sdk import Aggregator, Bags, LazyModule, PluginSpec, hookimpl
 
 from .codebooks import assign_nearest, cached_kmeans
 from .normalization import intra_normalize, l2_normalize, signed_power

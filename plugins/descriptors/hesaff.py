@@ -23,9 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lfabench import PluginSpec, hookimpl
-from lfabench.bags import KEYPOINT_FIELDS
-from lfabench.describe import Descriptor
+from lfabench.sdk import KEYPOINT_FIELDS, Descriptor, PluginSpec, hookimpl
 
 from .localfeatures import (
     check_long_side,

@@ -25,8 +25,7 @@ import numbers
 
 import numpy as np
 
-from lfabench.images import to_uint8
-from lfabench.plugin import default_params
+from lfabench.sdk import default_params, to_uint8
 
 #: Opt-in parameters left out of the default configs (a run that does not name them keeps its setting key).
 OPT_IN_PARAMS = ("long_side",)

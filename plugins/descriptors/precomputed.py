@@ -24,10 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-from lfabench import PluginSpec, hookimpl
-from lfabench.bags import KEYPOINT_FIELDS, descriptor_dtype_problem
-from lfabench.describe import Descriptor, DescriptorDataError, as_float32
-from lfabench.params import Interval
+from lfabench.sdk import (KEYPOINT_FIELDS, Descriptor, DescriptorDataError, Interval, PluginSpec, as_float32,
+                          descriptor_dtype_problem, hookimpl)
 
 from .descfiles import READERS, open_hdf5, read_hdf5_item
 

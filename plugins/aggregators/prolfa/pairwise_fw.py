@@ -43,7 +43,7 @@ import warnings
 
 import numpy as np
 
-from lfabench.lazy import LazyModule
+from lfabench.sdk import LazyModule
 
 from .arrays import array_namespace, to_host
 from .options import FitOptions

@@ -31,7 +31,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from lfabench.threads import serial_blas
+from lfabench.sdk import serial_blas
 
 from .options import FitOptions
 from .problem import Problem, objective
