@@ -13,8 +13,8 @@ What each group is for:
   :class:`FitDataError`, :class:`UndefinedCriterionError` and the label helpers), :class:`Descriptor`
   (with :class:`DescriptorDataError`, :func:`as_float32`), :class:`Evaluator` + :class:`Split`,
   :class:`Dataset` + :class:`RetrievalGroundTruth`, and the data model :class:`Bags`;
-* parameters: :class:`Interval`, :class:`StrOptions` and the ranges :data:`COUNT`, :data:`COUNT_OR_ZERO`, :data:`POSITIVE`,
-  :data:`NON_NEGATIVE` for a plugin's ``_parameter_constraints``; :class:`ConfigError`;
+* parameters: :class:`Interval`, :class:`StrOptions` and the ranges :data:`COUNT`, :data:`COUNT_OR_ZERO`,
+  :data:`POSITIVE`, :data:`NON_NEGATIVE` for a plugin's ``_parameter_constraints``; :class:`ConfigError`;
 * helpers the pipeline already keeps right: dataset folders (:func:`dataset_root`, :func:`missing_error`,
   :func:`registered_as`), the seeded splits (:func:`stratified_split`, ...), cached fits
   (:func:`cached_fit`, :func:`cacheable_seed`, :func:`array_fingerprint`), fingerprints, image

@@ -37,6 +37,6 @@ from .params import check_param_validation
 from .plugins import check_plugin, plugin_checks, small_params
 
 __all__ = ["Case", "CheckResult", "CheckSkip", "DatasetSource", "aggregator_checks", "check_aggregator",
-           "check_param_validation", "check_plugin", "dataset_checks", "descriptor_checks", "evaluator_checks", "make_check_bags",
-           "make_check_bags_dataset", "make_check_image_dataset", "make_check_retrieval_dataset", "parametrize",
-           "plugin_checks", "run_cases", "small_params"]
+           "check_param_validation", "check_plugin", "dataset_checks", "descriptor_checks", "evaluator_checks",
+           "make_check_bags", "make_check_bags_dataset", "make_check_image_dataset", "make_check_retrieval_dataset",
+           "parametrize", "plugin_checks", "run_cases", "small_params"]

@@ -178,7 +178,8 @@ class FisherVector(Aggregator):
 
     def __init__(self, n_components: int = 64, pca_components: int | None = 64, power: float = 0.5,
                  l2: bool = True, max_training_descriptors: int = 100_000, gmm_iter: int = 100,
-                 kmeans_iter: int = 20, em: Literal["float32", "sklearn"] = "float32", cache=False, random_state=None):
+                 kmeans_iter: int = 20, em: Literal["float32", "sklearn"] = "float32",
+                 cache: bool | str = False, random_state=None):
         self.n_components = n_components
         self.pca_components = pca_components
         self.power = power
@@ -191,8 +192,6 @@ class FisherVector(Aggregator):
         self.random_state = random_state
 
     def _fit(self, bags: Bags, y):
-        if self.em not in EM_SOLVERS:
-            raise ValueError(f"FisherVector: em must be one of {', '.join(EM_SOLVERS)}, got {self.em!r}")
         d = bags.dim
         p = self.pca_components
         if p is not None and int(p) < 1:

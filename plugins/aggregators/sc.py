@@ -68,8 +68,8 @@ class SparseCoding(Aggregator):
 
     def __init__(self, n_atoms: int = 256, alpha: float = 0.15, normalize_descriptors: bool = True,
                  positive: bool = False, max_training_descriptors: int = 50_000, dict_iter: int = 10,
-                 batch_size: int = 256, chunk_descriptors: int = 20_000, lasso: str = "homotopy", cache=False,
-                 random_state=None):
+                 batch_size: int = 256, chunk_descriptors: int = 20_000, lasso: str = "homotopy",
+                 cache: bool | str = False, random_state=None):
         self.n_atoms = n_atoms
         self.alpha = alpha
         self.normalize_descriptors = normalize_descriptors

@@ -73,7 +73,8 @@ class VLAD(Aggregator):
     fit_size_params = ("n_clusters",)  # more clusters than training descriptors: refused before fitting
 
     def __init__(self, n_clusters: int = 64, power: float = 0.5, intra_norm: bool = True, l2: bool = True,
-                 max_training_descriptors: int = 100_000, kmeans_iter: int = 20, cache=False, random_state=None):
+                 max_training_descriptors: int = 100_000, kmeans_iter: int = 20,
+                 cache: bool | str = False, random_state=None):
         self.n_clusters = n_clusters
         self.power = power
         self.intra_norm = intra_norm

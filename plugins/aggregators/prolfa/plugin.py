@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import warnings
+from collections.abc import Mapping
 from dataclasses import fields
 
 import numpy as np
@@ -156,7 +157,7 @@ class ProLFA(Aggregator):
 
     supervised = True
     _parameter_constraints = {"lambda1": [NON_NEGATIVE], "lambda2": [NON_NEGATIVE],
-                              "scale": [POSITIVE, StrOptions({"auto"})], "solver": [SolverOptions, dict]}
+                              "scale": [POSITIVE, StrOptions({"auto"})], "solver": [SolverOptions, Mapping, None]}
 
     def __init__(self, *, n_prototypes: int = 128, lambda1: float = 0.1, lambda2: float = 1.0,
                  max_support: int | None = 4, normalize: str = "l2_centered", feature_map: str = "linear",
