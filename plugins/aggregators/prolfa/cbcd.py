@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lfabench.lazy import LazyModule
+from lfabench.sdk import LazyModule
 
 from .cbcd_cstep import CandidatesExhausted, c_step, gather_rows, working_set
 from .cbcd_facestep import MAX_FACE_SUPPORT, face_step

@@ -37,7 +37,7 @@ import warnings
 
 import numpy as np
 
-from lfabench.lazy import LazyModule
+from lfabench.sdk import LazyModule
 
 from .options import FitOptions
 from .problem import Problem, energy, fit_loss, gradient_factor, quadratic_term

@@ -22,14 +22,12 @@ are prototype candidates (eq. "ModelSemi").
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 
 import numpy as np
 
-from lfabench import PluginSpec, hookimpl
-from lfabench.aggregate import Aggregator, PrototypeSupport, check_labels
-from lfabench.bags import Bags
-from lfabench.estimator import not_fitted
-from lfabench.plugin import default_params
+from lfabench.sdk import (NON_NEGATIVE, POSITIVE, Aggregator, Bags, PluginSpec, PrototypeSupport, StrOptions,
+                          check_labels, default_params, hookimpl, not_fitted)
 
 from . import (
     FitOptions,
@@ -139,6 +137,8 @@ class ProLFA(Aggregator):
     #: earlier release names them there (its config reads, :func:`~.options.solver_options`; its board label is
     #: unchanged).
     removed_params = {"solver": dict(REMOVED)}
+    _parameter_constraints = {"lambda1": [NON_NEGATIVE], "lambda2": [NON_NEGATIVE],
+                              "scale": [POSITIVE, StrOptions({"auto"})], "solver": [SolverOptions, Mapping, None]}
 
     def __init__(self, *, n_prototypes: int = 128, lambda1: float = 0.1, lambda2: float = 1.0,
                  max_support: int | None = 4, normalize: str = "l2_centered", feature_map: str = "linear",
@@ -170,11 +170,6 @@ class ProLFA(Aggregator):
         try:
             parse_normalization(self.normalize)
             check_feature_map(self.feature_map, self.n_components, self.gamma, self.feature_map_fit_size)
-            if not (self.scale == "auto" or (not isinstance(self.scale, str) and float(self.scale) > 0)):
-                raise ValueError(f"scale must be 'auto' or a float > 0, got {self.scale!r}")
-            for p in ("lambda1", "lambda2"):
-                if not float(getattr(self, p)) >= 0:
-                    raise ValueError(f"{p} must be >= 0, got {getattr(self, p)}")
             return FitOptions.of(solver_options(self.solver), n_prototypes=self.n_prototypes,
                                  max_support=self.max_support, random_state=self.random_state)
         except ValueError as exc:
