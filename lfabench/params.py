@@ -204,9 +204,23 @@ def expectations(factory: Callable) -> tuple[dict[str, Any], bool]:
             out[p.name] = hints[p.name]
         elif p.default is not p.empty and type(p.default) in (bool, int, float, str):
             out[p.name] = type(p.default)
+        elif p.default is not p.empty and _sequence_rule(p.default) is not None:
+            out[p.name] = _sequence_rule(p.default)
         else:
             out[p.name] = _NO_RULE
     return out, any_keyword
+
+
+def _sequence_rule(default):
+    """The rule of an unannotated parameter whose default is a non-empty tuple of strings (a string or a list or
+    tuple of strings, as the command line gives either) or of integers (a list or tuple of them); None otherwise."""
+    if not isinstance(default, tuple) or not default:
+        return None
+    if all(type(v) is str for v in default):
+        return str | list[str] | tuple[str, ...]
+    if all(type(v) is int for v in default):
+        return list[int] | tuple[int, ...]
+    return None
 
 
 def _allows_none(factory: Callable, name: str, annotation) -> bool:
