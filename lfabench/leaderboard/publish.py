@@ -1,7 +1,8 @@
 """Publishing a sweep's records beside its board: copies that carry no machine's paths and that a rerun resumes.
 
 ``lfabench leaderboard SWEEP --out BOARD --publish-records [--relocate OLD=NEW ...]`` copies every complete
-(``ok``) record under ``SWEEP`` to ``BOARD/records/<group>/<key>_s<seed>/result.json`` and builds the board
+(``ok``) record under ``SWEEP``, and every record of a method not applicable to the protocol (its criterion
+undefined for the annotation: :func:`not_applicable`, shown on the board as such with its reason), to ``BOARD/records/<group>/<key>_s<seed>/result.json`` and builds the board
 from ``BOARD/records``. In each copy:
 
 * every string value starting with an ``OLD`` prefix gets ``NEW`` instead (e.g. the dataset root
@@ -41,7 +42,7 @@ from ..provenance import missing_provenance
 from ..record import RESULT_FILE, content_digest, read_record, setting_key
 from ..redact import secret_problems, string_fields
 from ..storage import write_text_atomic
-from .tables import find_records
+from .tables import NOT_APPLICABLE_ERRORS, find_records
 
 CACHE_PLACEHOLDER = "$LFABENCH_CACHE"
 
@@ -114,6 +115,13 @@ class UncleanRecords(ValueError):
 RECORD_FILES = ("predictions.npz", "source.diff.gz")
 
 
+def not_applicable(record: dict) -> bool:
+    """Whether a record ended because its method is not applicable to the protocol (its criterion undefined for
+    the annotation: :data:`~lfabench.leaderboard.tables.NOT_APPLICABLE_ERRORS`): published, so that the board
+    shows the row as not applicable with its reason."""
+    return record.get("status") == "failed" and (record.get("error") or {}).get("type") in NOT_APPLICABLE_ERRORS
+
+
 def publish_records(run_paths: Iterable[Path | str], board_dir: Path | str,
                     relocations: dict[str, str] | None = None, allow_unclean: bool = False) -> PublishReport:
     """Copy the complete records under ``run_paths`` to ``board_dir/records`` (see the module docstring)."""
@@ -121,7 +129,7 @@ def publish_records(run_paths: Iterable[Path | str], board_dir: Path | str,
     unclean = []
     for path in find_records(run_paths):
         record = read_record(path)
-        problems = missing_provenance(record) if record.get("status") == "ok" else []
+        problems = missing_provenance(record) if record.get("status") == "ok" or not_applicable(record) else []
         if problems and not allow_unclean and Path(board_dir, "records").resolve() not in path.parents:
             unclean.append(f"{path}: {'; '.join(problems)}")
     if unclean:
@@ -135,7 +143,7 @@ def publish_records(run_paths: Iterable[Path | str], board_dir: Path | str,
         if records_dir.resolve() in path.parents:  # already published here
             continue
         record = read_record(path)
-        if record.get("status") != "ok":
+        if record.get("status") != "ok" and not not_applicable(record):
             report.not_ok.append((path, str(record.get("status"))))
             continue
         rec = published_copy(record, relocations)

@@ -28,6 +28,7 @@ import pandas as pd
 from ..evaluation.multiple import holm, tied_ranks
 from ..evaluation.significance import exact_mean, significance_by_group
 from ..plugin import KINDS, default_params
+from ..provenance import recorded_machine, recorded_revision, recorded_version
 from ..record import RESULT_FILE, plugin_setting, read_record
 from ..registry import get_plugin
 from ..evaluation.paired_tests import DEFAULT_BOOTSTRAP, DEFAULT_PERMUTATIONS
@@ -104,12 +105,14 @@ SETTING_KINDS = ("descriptor", "aggregator", "evaluator")
 def _default_values(kind: str, name: str) -> dict[str, str] | None:
     """The plugin's keyword defaults as labels compare values: one entry per leaf, nested options flattened
     to dotted keys (``solver.max_iter``; a dataclass default is read as its fields), each value as JSON
-    (keys sorted); None when the plugin is not installed here."""
+    (keys sorted); None when the plugin is not installed here. A parameter the plugin has removed is a default at
+    the value its ``removed_params`` names (the behaviour every run has now), so a record written before keeps its
+    label."""
     try:
         factory = get_plugin(kind, name)
     except LookupError:  # records of a plugin this environment lacks: no parameter is known to be a default
         return None
-    return _leaves("", default_params(factory))
+    return {**_leaves("", getattr(factory, "removed_params", None) or {}), **_leaves("", default_params(factory))}
 
 
 def _leaves(prefix: str, value) -> dict[str, str]:
@@ -243,8 +246,15 @@ class InvalidRecords(ValueError):
                          + "\n".join(f"  {p}" for p in problems))
 
 
+#: The error types of a run that ended because its method is not applicable to the protocol (its criterion is
+#: undefined for the annotation it is given, :class:`lfabench.aggregate.UndefinedCriterionError`): a finding about
+#: the method, shown as a not-applicable row of its table with the reason, never a number.
+NOT_APPLICABLE_ERRORS = ("UndefinedCriterionError",)
+
+
 def records_frame(record_paths: Iterable[Path]) -> tuple[pd.DataFrame, list[dict]]:
-    """One row per (successful record, metric); also returns the failed records.
+    """One row per (successful record, metric); also returns the failed records (a not-applicable one,
+    :data:`NOT_APPLICABLE_ERRORS`, with its :func:`setting_columns`, ``seed`` and ``reason``).
 
     Raises :class:`InvalidRecords` naming every record that is not valid (unreadable, unknown format,
     a metric of the wrong type, not finite or out of range): none is ever averaged in."""
@@ -257,19 +267,15 @@ def records_frame(record_paths: Iterable[Path]) -> tuple[pd.DataFrame, list[dict
             continue
         if rec.get("status") != "ok":
             err = rec.get("error") or {}
-            failed.append({"path": str(path), "status": rec.get("status"),
-                           "error": f"{err.get('type', '')}: {err.get('message', '')}"})
+            entry = {"path": str(path), "status": rec.get("status"),
+                     "error": f"{err.get('type', '')}: {err.get('message', '')}"}
+            if err.get("type") in NOT_APPLICABLE_ERRORS:  # a row of its table, shown as not applicable
+                entry.update(reason=str(err.get("message") or ""), seed=rec.get("seed"), **setting_columns(rec))
+            failed.append(entry)
             continue
-        cfg = rec["config"]
-        setting = _setting(rec)
-        setting_id = hashlib.sha1(json.dumps(setting, sort_keys=True).encode()).hexdigest()[:10]
-        base = {kind: (cfg.get(kind) or {}).get("name") for kind in KINDS}
-        if (rec.get("publication") or {}).get("unclean"):  # published with --allow-unclean-records: marked
-            base["aggregator"] = f"{base['aggregator']}{UNCLEAN_MARK}"
-        params = {}
-        for kind in KINDS:
-            shown = _shown_params((setting.get(kind) or {}).get("params") or {}, (cfg.get(kind) or {}).get("params"))
-            params.update(_flatten(f"{kind}.", shown))
+        setting_cols = setting_columns(rec)
+        base = {kind: setting_cols[kind] for kind in KINDS}
+        setting_id, params = setting_cols["setting"], setting_cols["params"]
         fit_s, untimed = fit_cost(rec)
         split = rec.get("split") or {}
         sizes = {k: split[k] if isinstance(split.get(k), int) and not isinstance(split.get(k), bool)
@@ -278,7 +284,7 @@ def records_frame(record_paths: Iterable[Path]) -> tuple[pd.DataFrame, list[dict
         pred_file = str(pred.get("file") or "") if isinstance(pred, dict) else ""
         # a plain file name beside the record, never a path that leaves its folder
         pred_path = str(Path(path).parent / pred_file) if pred_file and Path(pred_file).name == pred_file else None
-        non_default = _non_default(setting, cfg, params)
+        non_default = setting_cols["non_default"]
         for metric, value in rec["metrics"].items():
             rows.append({**base, "metric": metric, "value": value, "exact": exact_score(rec, metric, value),
                          "seed": rec["seed"], "setting": setting_id,
@@ -290,6 +296,23 @@ def records_frame(record_paths: Iterable[Path]) -> tuple[pd.DataFrame, list[dict
     if invalid:  # never counted, never skipped in silence: the board is not built
         raise InvalidRecords(invalid)
     return pd.DataFrame(rows), failed
+
+
+def setting_columns(rec: dict) -> dict:
+    """What names a record's setting on a board, for any status: the plugin of each kind (``dataset``,
+    ``descriptor``, ``aggregator``, ``evaluator``), ``params`` (the flattened parameters shown), ``non_default``
+    and ``setting`` (the id of the resolved setting)."""
+    cfg = rec.get("config") or {}
+    setting = _setting(rec)
+    base = {kind: (cfg.get(kind) or {}).get("name") for kind in KINDS}
+    if (rec.get("publication") or {}).get("unclean"):  # published with --allow-unclean-records: marked
+        base["aggregator"] = f"{base['aggregator']}{UNCLEAN_MARK}"
+    params = {}
+    for kind in KINDS:
+        shown = _shown_params((setting.get(kind) or {}).get("params") or {}, (cfg.get(kind) or {}).get("params"))
+        params.update(_flatten(f"{kind}.", shown))
+    return {**base, "params": params, "non_default": _non_default(setting, cfg, params),
+            "setting": hashlib.sha1(json.dumps(setting, sort_keys=True).encode()).hexdigest()[:10]}
 
 
 def fit_cost(rec: dict) -> tuple[float | None, bool]:
@@ -319,17 +342,18 @@ def _aggregation_memory(rec: dict) -> float | None:
 
 
 def hardware(rec: dict) -> str:
-    """Where a record was timed, in words: the CPU model and logical CPU count its ``host`` states."""
-    host = rec.get("host") or {}
-    model = host.get("cpu_model") or "CPU model not recorded"
-    count = host.get("cpu_count")
+    """Where a record was timed, in words: the CPU model and logical CPU count it states
+    (:func:`~lfabench.provenance.recorded_machine`)."""
+    machine = recorded_machine(rec)
+    model = machine["cpu_model"] or "CPU model not recorded"
+    count = machine["cpu_count"]
     return f"{model}, {count} logical CPUs" if count else str(model)
 
 
 def _provenance(rec: dict) -> dict:
     """Per-record columns beside the score: cost (memory, output size) and where the run came from."""
     return {"peak_rss_mb": _aggregation_memory(rec), "output_dim": rec.get("output_dim"), "hardware": hardware(rec),
-            "lfabench_version": rec.get("lfabench_version"), "git_revision": rec.get("git_revision"),
+            "lfabench_version": recorded_version(rec), "git_revision": recorded_revision(rec),
             "finished_at": rec.get("finished_at")}
 
 
@@ -695,9 +719,11 @@ def to_markdown(summary: pd.DataFrame, failed: list[dict], command: str | None =
     read the cells and where every table came from (commands, records, revisions, environments).
     """
     from .labels import legend, short_labels
+    from .not_applicable import for_task, not_applicable_frame, not_applicable_markdown
     from .titles import board_title, dataset_descriptions, evaluator_descriptions, task_heading
 
     plots = plots or {}
+    not_applicable = not_applicable_frame(failed)
     short = short_labels(summary["aggregator"]) if not summary.empty else {}
     parts = [f"# {md_text(title or board_title(summary))}", ""]
     if not summary.empty:
@@ -718,6 +744,8 @@ def to_markdown(summary: pd.DataFrame, failed: list[dict], command: str | None =
         heading = task_heading(tab, metric, with_dataset=summary["dataset"].nunique() > 1)
         shown = display_table(tab.assign(aggregator=tab["aggregator"].map(short)), metric)
         parts += [f"## {md_text(heading)}", "", markdown_table(shown), "", significance_line(tab), ""]
+        na = not_applicable_markdown(for_task(not_applicable, *tab.iloc[0][["dataset", "descriptor", "evaluator"]]))
+        parts += [na, ""] if na else []
         parts += [f"![{md_text(heading)}: {md_text(p.stem)}]({Path(p).name})" for p in plots.get(table_title, [])]
         parts += [""] if plots.get(table_title) else []
         provenance += [f"- {md_text(heading)}: " + provenance_line(tab, command)]
@@ -728,6 +756,7 @@ def to_markdown(summary: pd.DataFrame, failed: list[dict], command: str | None =
         parts += ["## Labels", "", "Each short label and the settings it stands for: the parameters the setting "
                   "changed from the plugin's default.", "",
                   md_frame(legend(short)).to_markdown(index=False, disable_numparse=True), ""]
+    failed = [f for f in failed if "reason" not in f]  # the not-applicable ones are under their tables
     if failed:
         parts += [f"_{len(failed)} run record(s) not counted (failed or unreadable):_", ""]
         parts += [f"- {md_code(f['path'])}: {md_text(f['status'])} — {md_text(f['error'])}" for f in failed] + [""]
