@@ -156,12 +156,16 @@ def imap_in_order(fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[An
 
     with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="lfabench-rows") as pool:
         pending: deque[Future] = deque()
-        for item in items:
-            pending.append(pool.submit(one_thread, item))
-            if len(pending) >= 2 * threads:
+        try:
+            for item in items:
+                pending.append(pool.submit(one_thread, item))
+                if len(pending) >= 2 * threads:
+                    yield pending.popleft().result()
+            while pending:
                 yield pending.popleft().result()
-        while pending:
-            yield pending.popleft().result()
+        finally:  # an error, an interrupt or a time limit: the pieces not started are dropped, not computed
+            for future in pending:
+                future.cancel()
 
 
 def map_row_blocks(fn: Callable[[int, int], Any], n_rows: int, block: int, min_rows: int = 1) -> list[Any]:

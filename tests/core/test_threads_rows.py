@@ -8,7 +8,7 @@ import threading
 import numpy as np
 import pytest
 
-from lfabench.threads import fixed_threads, map_row_blocks, row_blocks, run_threads
+from lfabench.threads import fixed_threads, imap_in_order, map_row_blocks, row_blocks, run_threads
 
 
 @pytest.mark.parametrize("n_rows, block, parts, min_rows, expected", [
@@ -80,3 +80,17 @@ def test_nearest_centres_with_two_threads_equal_one_search_bit_for_bit():
     # an independent reference: the first nearest centre by exact squared distance (integers: no rounding)
     d2 = ((X[:5000, None, :].astype(np.float64) - centres[None]) ** 2).sum(-1)
     assert np.array_equal(one[:5000], d2.argmin(1))
+
+
+def test_an_error_in_one_piece_is_raised_and_the_pieces_not_started_are_dropped():
+    started = []
+
+    def fn(i):
+        started.append(i)
+        if i == 0:
+            raise ValueError("piece 0")
+        return i
+
+    with fixed_threads(2), pytest.raises(ValueError, match="piece 0"):
+        list(imap_in_order(fn, range(100)))
+    assert len(started) < 100
