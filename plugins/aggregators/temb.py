@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from lfabench.sdk import (Aggregator, Bags, PluginSpec, array_fingerprint, bags_fingerprint, cacheable_seed, cached_fit,
-                          hookimpl)
+                          hookimpl, imap_in_order)
 
 from .codebooks import cached_kmeans, training_sample
 from .democratic import democratic_weights
@@ -139,20 +139,30 @@ class TriangulationEmbedding(Aggregator):
         return (triangulation_residuals(X, self.anchors_) - self.mean_) @ self.projection_
 
     def _aggregate(self, bags: Bags) -> np.ndarray:
-        """psi_d (or psi_s): ``(m, D)`` weighted sums of embedded descriptors, batched over padded bags."""
+        """psi_d (or psi_s): ``(m, D)`` weighted sums of embedded descriptors, batched over padded bags.
+
+        The batches are fixed by the bags alone and each is computed on its own, so a run's ``threads`` computes
+        them side by side (:func:`lfabench.threads.imap_in_order`) with the same bits as one thread.
+        """
         D = self.projection_.shape[1]
         out = np.zeros((bags.n_samples, D), dtype=np.float32)
-        for idx, Xp, mask in padded_batches(bags, max_cells=4096):
-            B, n, _ = Xp.shape
-            Phi = self.embed(Xp.reshape(B * n, -1)).reshape(B, n, D)
-            Phi *= mask[:, :, None]
-            if self.democratic:
-                K = np.maximum(np.matmul(Phi, Phi.transpose(0, 2, 1)), 0.0).astype(np.float64)
-                w = democratic_weights(K, gamma=0.0, n_iter=self.sinkhorn_iter, mask=mask).astype(np.float32)
-            else:
-                w = mask.astype(np.float32)
-            out[idx] = np.matmul(w[:, None, :], Phi)[:, 0]
+        for idx, psi in imap_in_order(self._aggregate_batch, padded_batches(bags, max_cells=4096)):
+            out[idx] = psi
         return out
+
+    def _aggregate_batch(self, batch) -> tuple[np.ndarray, np.ndarray]:
+        """One padded batch ``(idx, Xp (B, n, d), mask (B, n))``: ``idx`` and its ``(B, D)`` aggregated rows."""
+        idx, Xp, mask = batch
+        B, n, _ = Xp.shape
+        D = self.projection_.shape[1]
+        Phi = self.embed(Xp.reshape(B * n, -1)).reshape(B, n, D)
+        Phi *= mask[:, :, None]
+        if self.democratic:
+            K = np.maximum(np.matmul(Phi, Phi.transpose(0, 2, 1)), 0.0).astype(np.float64)
+            w = democratic_weights(K, gamma=0.0, n_iter=self.sinkhorn_iter, mask=mask).astype(np.float32)
+        else:
+            w = mask.astype(np.float32)
+        return idx, np.matmul(w[:, None, :], Phi)[:, 0]
 
     def _transform(self, bags: Bags) -> np.ndarray:
         reuse, self._fit_aggregate = getattr(self, "_fit_aggregate", None), None   # once: frees (m, D)
