@@ -56,6 +56,7 @@ __all__ = [
     "RetrievalGroundTruth", "Split", "StrOptions", "UndefinedCriterionError",
     "annotated_class_sizes", "array_fingerprint", "as_float32", "bags_fingerprint", "cacheable_seed", "cached_fit",
     "check_labels", "dataset_root", "default_params", "describe_class_sizes", "descriptor_dtype_problem",
-    "file_digest", "hookimpl", "imap_in_order", "labelled_classes", "labelled_subset", "map_row_blocks", "missing_error", "not_fitted",
+    "file_digest", "hookimpl", "imap_in_order", "labelled_classes", "labelled_subset", "map_row_blocks",
+    "missing_error", "not_fitted",
     "partial_labels", "registered_as", "serial_blas", "stratified_split", "to_uint8",
 ]
