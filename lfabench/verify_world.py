@@ -28,8 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .leaderboard.tables import _setting as row_setting
 from .provenance import _git, checkout_root
+from .recordset import row_setting
 from .registry import get_plugin, get_registry
 
 __all__ = ["EMBEDDED_DATASETS", "WorldCheck"]

@@ -1,8 +1,8 @@
 """Publishing a sweep's records beside its board: copies that carry no machine's paths and that a rerun resumes.
 
-``lfabench leaderboard SWEEP --out BOARD --publish-records [--relocate OLD=NEW ...]`` copies every complete
-(``ok``) record under ``SWEEP`` to ``BOARD/records/<group>/<key>_s<seed>/result.json`` and builds the board
-from ``BOARD/records``. In each copy:
+``lfabench leaderboard SWEEP --out BOARD --publish-records [--relocate OLD=NEW ...]`` copies every record under
+``SWEEP`` that a board counts (:func:`~lfabench.recordset.board_keeps`) to
+``BOARD/records/<group>/<key>_s<seed>/result.json`` and builds the board from ``BOARD/records``. In each copy:
 
 * every string value starting with an ``OLD`` prefix gets ``NEW`` instead (e.g. the dataset root
   ``/data/scene15`` -> ``../shared/data/scene15``), longest prefix first;
@@ -41,7 +41,7 @@ from ..provenance import missing_provenance
 from ..record import RESULT_FILE, content_digest, read_record, setting_key
 from ..redact import secret_problems, string_fields
 from ..storage import write_text_atomic
-from .tables import find_records
+from .load import board_keeps, load_records
 
 CACHE_PLACEHOLDER = "$LFABENCH_CACHE"
 
@@ -116,12 +116,12 @@ RECORD_FILES = ("predictions.npz", "source.diff.gz")
 
 def publish_records(run_paths: Iterable[Path | str], board_dir: Path | str,
                     relocations: dict[str, str] | None = None, allow_unclean: bool = False) -> PublishReport:
-    """Copy the complete records under ``run_paths`` to ``board_dir/records`` (see the module docstring)."""
+    """Copy the records a board counts under ``run_paths`` to ``board_dir/records`` (see the module docstring)."""
     relocations = dict(relocations or {})
+    records = load_records(run_paths)  # each read and validated once; an invalid one stops the publication
     unclean = []
-    for path in find_records(run_paths):
-        record = read_record(path)
-        problems = missing_provenance(record) if record.get("status") == "ok" else []
+    for path, record in records:
+        problems = missing_provenance(record) if board_keeps(record) else []
         if problems and not allow_unclean and Path(board_dir, "records").resolve() not in path.parents:
             unclean.append(f"{path}: {'; '.join(problems)}")
     if unclean:
@@ -131,11 +131,10 @@ def publish_records(run_paths: Iterable[Path | str], board_dir: Path | str,
     board_dir = Path(board_dir)
     records_dir = board_dir / "records"
     report = PublishReport()
-    for path in find_records(run_paths):
+    for path, record in records:
         if records_dir.resolve() in path.parents:  # already published here
             continue
-        record = read_record(path)
-        if record.get("status") != "ok":
+        if not board_keeps(record):
             report.not_ok.append((path, str(record.get("status"))))
             continue
         rec = published_copy(record, relocations)
