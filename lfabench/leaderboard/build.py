@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable
 
+from ..recordset import dedupe_runs, labelled, load_records, records_frame, shown_path
 from ..storage import write_text_atomic
 from .csv_cells import write_csv
 from .labels import short_labels
@@ -23,10 +24,9 @@ from .manifest import write_manifest
 from .packages import outside_plugins, packages_markdown
 from .paper import paper_markdown, paper_table
 from .ranks import cd_plot, rank_markdown, rank_table
-from .titles import evaluator_settings
-from ..recordset import dedupe_runs, labelled, load_records, records_frame, shown_path
 from .statistics import summarize
 from .tables import INTRO, to_markdown
+from .titles import evaluator_settings
 
 
 def build_leaderboard(run_paths: Iterable[Path | str], out_dir: Path | str = "leaderboards",
@@ -58,7 +58,7 @@ def build_leaderboard(run_paths: Iterable[Path | str], out_dir: Path | str = "le
     plots[""] = plot_curves(df, records, out_dir, name)  # the paper's curves, page-wide
     cd_png = cd_plot(summary, out_dir / f"{name}-cd.png")
     plots[""] += [cd_png] if cd_png else []
-    outside = outside_plugins(records.kept())  # rows of plugins from other packages: which package, which version
+    outside = outside_plugins(records)  # rows of plugins from other packages: which package, which version
     sections = [s for s in [rank_markdown(summary, cd_png.name if cd_png else None), paper_markdown(summary),
                             packages_markdown(outside)] if s]
     settings = evaluator_settings(df)

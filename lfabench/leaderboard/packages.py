@@ -16,11 +16,11 @@ COLUMNS = ["kind", "plugin", "package", "version"]
 
 
 def outside_plugins(records: RecordSet) -> pd.DataFrame:
-    """One row per (kind, plugin, package, version) that a record of ``records`` (those a board counts:
-    :meth:`~lfabench.recordset.RecordSet.kept`) ran from a package other than lfabench, sorted; empty when there
+    """One row per (kind, plugin, package, version) that a record the board counts
+    (:meth:`~lfabench.recordset.RecordSet.kept`) ran from a package other than lfabench, sorted; empty when there
     is none."""
     rows = set()
-    for _, rec in records:
+    for _, rec in records.kept():
         for kind, entry in sorted((rec.get("plugins") or {}).items()):
             if isinstance(entry, dict) and entry.get("distribution") not in (None, BUILTIN_DISTRIBUTION):
                 rows.add((str(kind), str(entry.get("name", "?")), str(entry["distribution"]),
