@@ -18,9 +18,11 @@ from typing import Iterable
 
 from ..recordset import dedupe_runs, labelled, load_records, records_frame, shown_path
 from ..storage import write_text_atomic
+from .claims import claim_markdown, claim_table
 from .csv_cells import write_csv
 from .labels import short_labels
 from .manifest import write_manifest
+from .not_applicable import not_applicable_frame
 from .packages import outside_plugins, packages_markdown
 from .paper import paper_markdown, paper_table
 from .ranks import cd_plot, rank_markdown, rank_table
@@ -59,19 +61,28 @@ def build_leaderboard(run_paths: Iterable[Path | str], out_dir: Path | str = "le
     cd_png = cd_plot(summary, out_dir / f"{name}-cd.png")
     plots[""] += [cd_png] if cd_png else []
     outside = outside_plugins(records)  # rows of plugins from other packages: which package, which version
-    sections = [s for s in [rank_markdown(summary, cd_png.name if cd_png else None), paper_markdown(summary),
-                            packages_markdown(outside)] if s]
+    claims = claim_table(labelled(dedupe_runs(df)), summary)
+    not_applicable = not_applicable_frame(failed)
+    sections = [s for s in [rank_markdown(summary, cd_png.name if cd_png else None), claim_markdown(claims, short_labels(summary["aggregator"])),
+                            paper_markdown(summary, not_applicable), packages_markdown(outside)] if s]
     settings = evaluator_settings(df)
     write_text_atomic(paths["markdown"], to_markdown(summary, failed, command=command, extra_sections=sections,
                                                      plots=plots, settings=settings))
     write_csv(paths["csv"], summary)  # every CSV: text cells neutralised for spreadsheets (csv_cells)
     paths["runs_csv"] = out_dir / f"{name}-runs.csv"
     write_csv(paths["runs_csv"], per_seed_table(df))
-    ranks, versus = rank_table(summary), paper_table(summary)
+    ranks, versus = rank_table(summary), paper_table(summary, not_applicable=not_applicable)
     if not ranks.empty:  # shown by the page's short labels, as in its tables (labels.py)
         short = short_labels(summary["aggregator"])
         ranks = ranks.assign(method=[short.get(m, m) for m in ranks["method"]])
     extra = [("Overall: mean rank across tasks", ranks)] if not ranks.empty else []
+    if not not_applicable.empty:
+        paths["not_applicable_csv"] = out_dir / f"{name}-not-applicable.csv"
+        write_csv(paths["not_applicable_csv"], not_applicable)
+    if not claims.empty:
+        paths["claim_csv"] = out_dir / f"{name}-claim.csv"
+        write_csv(paths["claim_csv"], claims)
+        extra.append(("The paper's search claim: Semi-ProLFA against the fully supervised methods", claims))
     if not versus.empty:
         paths["paper_csv"] = out_dir / f"{name}-paper.csv"
         write_csv(paths["paper_csv"], versus)

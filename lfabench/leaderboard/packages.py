@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..recordset import RecordSet
+from ..recordset import RecordSet, finished
 from ..registry import BUILTIN_DISTRIBUTION
 from .markdown import md_code, md_frame
 
@@ -16,11 +16,11 @@ COLUMNS = ["kind", "plugin", "package", "version"]
 
 
 def outside_plugins(records: RecordSet) -> pd.DataFrame:
-    """One row per (kind, plugin, package, version) that a record the board counts
-    (:meth:`~lfabench.recordset.RecordSet.kept`) ran from a package other than lfabench, sorted; empty when there
-    is none."""
+    """One row per (kind, plugin, package, version) that a record of a finished run
+    (:func:`~lfabench.recordset.finished`) ran from a package other than lfabench, sorted; empty when there is
+    none."""
     rows = set()
-    for _, rec in records.kept():
+    for _, rec in records.where(finished):
         for kind, entry in sorted((rec.get("plugins") or {}).items()):
             if isinstance(entry, dict) and entry.get("distribution") not in (None, BUILTIN_DISTRIBUTION):
                 rows.add((str(kind), str(entry.get("name", "?")), str(entry["distribution"]),

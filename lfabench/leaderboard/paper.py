@@ -3,10 +3,14 @@
 The paper's numbers are data (``paper_results.csv`` beside this module, transcribed with its source
 cited in its header). A paper row is shown when the records have its (dataset, descriptor, metric)
 table with at least one of the paper's methods in it; a paper method the records lack there reads "not run".
+A dataset built to stand in for the paper's (:data:`STAND_INS`: the copies board for the search table's Oxford5k
+and Holidays) is set beside each of those tables, its rows labelled ``<paper dataset> (stand-in: <dataset>)``:
+the images differ, so its ranks are compared with the paper's, never its values.
 Ranks are among the methods present in both, so they compare like with like (1 = best; for
 ``aggregation_time_s``, the fastest; equal values share the mean of their ranks, lfabench's compared exactly
 where the metric is a ratio of counts). Where several settings of a method were run, the one with the most
-seeds (then the best mean) stands for it.
+seeds (then the best mean) stands for it, a setting under the paper's annotation rule before one annotating whole
+groups (``labelled_unit=class``, used only where the rule leaves the method undefined; its cell says so).
 
 Times are shown side by side with the hardware that measured them, never subtracted: the paper timed
 one core of another machine, so a difference would mix the methods with the machines.
@@ -38,6 +42,13 @@ CAVEAT = ("The paper used images at original resolution; the shared Scene-15 cop
 #: paired two-sided exact Wilcoxon signed-rank test over the seeds (6 pairs: smallest p 0.03125), against the best
 #: of lfabench's table, unadjusted as the paper reports it (the board's own tests are in its tables).
 WILCOXON_COLUMN = "lfabench Wilcoxon p vs best (the paper's test)"
+#: The label part of a retrieval setting that annotates whole classes (groups) instead of the paper's per-class rule.
+WHOLE_GROUPS = "labelled_unit=class"
+#: A board dataset -> the paper's datasets it stands in for (the paper's table of each is printed beside it).
+STAND_INS = {"copy_detection": ("oxford5k", "holidays")}
+STAND_IN_CAVEAT = ("The copies board stands in for the paper's search datasets: copies of Fifteen Scene photographs, "
+                   "not Oxford5k nor Holidays photographs (docs/retrieval.md), so only the orders of the methods are "
+                   "compared with the paper's, never the values.")
 COLUMNS = ["dataset", "descriptor", "metric", "method", "paper", "paper rank", "lfabench", "seeds", "lfabench rank",
            WILCOXON_COLUMN, "paper hardware", "lfabench hardware"]
 
@@ -78,19 +89,29 @@ def _measured(summary: pd.DataFrame, dataset: str, descriptor: str, metric: str)
     seconds = rows["fit_s_mean"].fillna(0) + rows["transform_s_mean"].fillna(0)
     rows = rows.assign(method=rows["aggregator"].map(_base), value=seconds if metric == TIME else rows["mean"],
                        key=list(seconds) if metric == TIME else score_keys(rows))
-    rows = rows.sort_values(["n_seeds", "mean"], ascending=[False, False]).drop_duplicates("method")
-    return rows.set_index("method")
+    # the paper's annotation rule stands for a method; whole annotated groups only where the rule left it no row
+    rows = rows.assign(whole_groups=rows["aggregator"].astype(str).str.contains(WHOLE_GROUPS, regex=False))
+    rows = rows.sort_values(["whole_groups", "n_seeds", "mean"], ascending=[True, False, False])
+    return rows.drop_duplicates("method").set_index("method")
+
+
+def _measured_datasets(dataset: str) -> list[tuple[str, str]]:
+    """``(records' dataset, label)`` for a paper dataset: itself, then every dataset standing in for it."""
+    stand_ins = [d for d, targets in STAND_INS.items() if dataset in targets]
+    return [(dataset, dataset)] + [(d, f"{dataset} (stand-in: {d})") for d in sorted(stand_ins)]
 
 
 def _blocks(summary: pd.DataFrame, paper: pd.DataFrame):
-    """``(dataset, descriptor label, metric, paper rows, measured rows)`` for every paper table the records have
-    with at least one of the paper's methods in it (a table of other methods only, e.g. a third-party plugin on
-    Fifteen Scene, has nothing to compare with the paper)."""
+    """``(dataset label, records' dataset, descriptor label, metric, paper rows, measured rows)`` for every paper
+    table the records
+    have (or have a stand-in for) with at least one of the paper's methods in it (a table of other methods only,
+    e.g. a third-party plugin on Fifteen Scene, has nothing to compare with the paper)."""
     for (dataset, paper_descriptor, metric), rows in paper.groupby(["dataset", "descriptor", "metric"], sort=True):
-        for descriptor in _descriptor_settings(summary, dataset, paper_descriptor):
-            measured = _measured(summary, dataset, descriptor, metric)
-            if measured.index.isin(rows["method"]).any():
-                yield dataset, descriptor, metric, rows, measured
+        for measured_dataset, label in _measured_datasets(dataset):
+            for descriptor in _descriptor_settings(summary, measured_dataset, paper_descriptor):
+                measured = _measured(summary, measured_dataset, descriptor, metric)
+                if measured.index.isin(rows["method"]).any():
+                    yield label, measured_dataset, descriptor, metric, rows, measured
 
 
 def _ranks(rows: pd.DataFrame, measured: pd.DataFrame, metric: str) -> tuple[pd.Series, pd.Series]:
@@ -102,18 +123,28 @@ def _ranks(rows: pd.DataFrame, measured: pd.DataFrame, metric: str) -> tuple[pd.
             pd.Series(tied_ranks(list(measured.loc[both, "key"]), higher), index=both))
 
 
-def paper_table(summary: pd.DataFrame, paper: pd.DataFrame | None = None) -> pd.DataFrame:
+def paper_table(summary: pd.DataFrame, paper: pd.DataFrame | None = None,
+                not_applicable: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per paper number whose table the records have: the paper's value and rank, lfabench's, and for
-    times the hardware of each (never their difference)."""
+    times the hardware of each (never their difference). ``not_applicable``
+    (:func:`~lfabench.leaderboard.not_applicable.not_applicable_frame`): a paper method with no measured row
+    whose runs there were not applicable reads "not applicable", not "not run"."""
     paper = paper_results() if paper is None else paper
     out = []
-    for dataset, descriptor, metric, rows, measured in _blocks(summary, paper):
-        out += _rows(rows, measured, dataset, descriptor, metric)
+    for dataset, measured_dataset, descriptor, metric, rows, measured in _blocks(summary, paper):
+        undefined = set()
+        if not_applicable is not None and not not_applicable.empty:
+            on = not_applicable[(not_applicable["dataset"] == measured_dataset)
+                                & (not_applicable["descriptor"] == descriptor)]
+            undefined = set(on["aggregator"].map(_base))
+        out += _rows(rows, measured, dataset, descriptor, metric, undefined)
     return pd.DataFrame(out, columns=COLUMNS)
 
 
-def _rows(rows: pd.DataFrame, measured: pd.DataFrame, dataset: str, descriptor: str, metric: str) -> list[list]:
-    """The table's rows for one paper table (``rows``) beside one descriptor label's measurements."""
+def _rows(rows: pd.DataFrame, measured: pd.DataFrame, dataset: str, descriptor: str, metric: str,
+          undefined: set[str] = frozenset()) -> list[list]:
+    """The table's rows for one paper table (``rows``) beside one descriptor label's measurements; ``undefined``:
+    the methods whose runs there were not applicable."""
     out = []
     paper_rank, ours_rank = _ranks(rows, measured, metric)
     for _, r in rows.sort_values("value", ascending=metric == TIME).iterrows():
@@ -123,12 +154,15 @@ def _rows(rows: pd.DataFrame, measured: pd.DataFrame, dataset: str, descriptor: 
             got = measured.loc[m]
             shown = (f"{got['value']:.1f} s" if metric == TIME
                      else score_cell(got["mean"], got["std"], got["n_seeds"]))
+            if bool(got.get("whole_groups", False)):
+                shown += " (whole groups annotated)"
             if metric == TIME:
                 hardware[1] = got.get("hardware") or "not recorded"
             out.append([dataset, descriptor, metric, m, r["value"], paper_rank[m], shown,
                         int(got["n_seeds"]), ours_rank[m], "—" if metric == TIME else _wilcoxon_cell(got), *hardware])
         else:
-            out.append([dataset, descriptor, metric, m, r["value"], None, "not run", 0, None, "—", *hardware])
+            missing = "not applicable" if m in undefined and metric != TIME else "not run"
+            out.append([dataset, descriptor, metric, m, r["value"], None, missing, 0, None, "—", *hardware])
     return out
 
 
@@ -139,7 +173,7 @@ def agreement(summary: pd.DataFrame, paper: pd.DataFrame | None = None) -> pd.Da
 
     paper = paper_results() if paper is None else paper
     out = []
-    for dataset, descriptor, metric, rows, measured in _blocks(summary, paper):
+    for dataset, _, descriptor, metric, rows, measured in _blocks(summary, paper):
         paper_rank, ours_rank = _ranks(rows, measured, metric)
         n = len(paper_rank)
         if n < 3:  # two methods give tau = +-1 with p = 1: nothing to say
@@ -168,9 +202,9 @@ def agreement_sentence(row) -> str:
                    "agreement with the paper's order nor its absence.")
 
 
-def paper_markdown(summary: pd.DataFrame) -> str:
+def paper_markdown(summary: pd.DataFrame, not_applicable: pd.DataFrame | None = None) -> str:
     """The section for the Markdown board (empty string when no record matches a paper table)."""
-    table = paper_table(summary)
+    table = paper_table(summary, not_applicable=not_applicable)
     if table.empty:
         return ""
     shown = table.astype(object).where(table.notna(), "—")
@@ -185,7 +219,7 @@ def paper_markdown(summary: pd.DataFrame) -> str:
              "The last score column applies the paper's own test to lfabench's runs: the paired two-sided exact "
              "Wilcoxon signed-rank test over the seeds against the best of lfabench's table, unadjusted as the paper "
              "reports it (with 6 seeds no p is below 0.03125; the board's tables above give the tests with power). "
-             + CAVEAT, "",
+             + (STAND_IN_CAVEAT if table["dataset"].str.contains("stand-in").any() else CAVEAT), "",
              shown.to_markdown(index=False, colalign=align, disable_numparse=True), ""]
     tau = agreement(summary)
     if not tau.empty:

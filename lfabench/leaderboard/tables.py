@@ -172,9 +172,11 @@ def to_markdown(summary: pd.DataFrame, failed: list[dict], command: str | None =
     read the cells and where every table came from (commands, records, revisions, environments).
     """
     from .labels import legend, short_labels
+    from .not_applicable import for_task, not_applicable_frame, not_applicable_markdown
     from .titles import board_title, dataset_descriptions, evaluator_descriptions, task_heading
 
     plots = plots or {}
+    not_applicable = not_applicable_frame(failed)
     short = short_labels(summary["aggregator"]) if not summary.empty else {}
     parts = [f"# {md_text(title or board_title(summary))}", ""]
     if not summary.empty:
@@ -195,6 +197,8 @@ def to_markdown(summary: pd.DataFrame, failed: list[dict], command: str | None =
         heading = task_heading(tab, metric, with_dataset=summary["dataset"].nunique() > 1)
         shown = display_table(tab.assign(aggregator=tab["aggregator"].map(short)), metric)
         parts += [f"## {md_text(heading)}", "", markdown_table(shown), "", significance_line(tab), ""]
+        na = not_applicable_markdown(for_task(not_applicable, *tab.iloc[0][["dataset", "descriptor", "evaluator"]]))
+        parts += [na, ""] if na else []
         parts += [f"![{md_text(heading)}: {md_text(p.stem)}]({Path(p).name})" for p in plots.get(table_title, [])]
         parts += [""] if plots.get(table_title) else []
         provenance += [f"- {md_text(heading)}: " + provenance_line(tab, command)]
@@ -205,6 +209,7 @@ def to_markdown(summary: pd.DataFrame, failed: list[dict], command: str | None =
         parts += ["## Labels", "", "Each short label and the settings it stands for: the parameters the setting "
                   "changed from the plugin's default.", "",
                   md_frame(legend(short)).to_markdown(index=False, disable_numparse=True), ""]
+    failed = [f for f in failed if "reason" not in f]  # the not-applicable ones are under their tables
     if failed:
         parts += [f"_{len(failed)} run record(s) not counted (failed or unreadable):_", ""]
         parts += [f"- {md_code(f['path'])}: {md_text(f['status'])} — {md_text(f['error'])}" for f in failed] + [""]

@@ -25,7 +25,7 @@ import pandas as pd
 from ..plugin import KINDS, default_params
 from ..record import plugin_setting
 from ..registry import get_plugin
-from .load import RecordSet
+from .load import RecordSet, finished, not_applicable, not_counted_entry
 
 #: The columns that name a row's task, method and metric (with ``setting`` and ``seed``: one run's score).
 GROUP_COLUMNS = ["dataset", "descriptor", "aggregator", "evaluator", "metric"]
@@ -172,25 +172,26 @@ UNCLEAN_MARK = " (unclean record)"
 
 
 def records_frame(records: RecordSet | Iterable[Path | str]) -> tuple[pd.DataFrame, list[dict]]:
-    """One row per (record a board keeps, metric) of ``records`` (a :class:`~.load.RecordSet`, or record files,
-    read here); also returns the records not counted (:meth:`~.load.RecordSet.not_counted`).
+    """One row per (record that :func:`~.load.finished`, metric) of ``records`` (a :class:`~.load.RecordSet`, or
+    record files, read here); also returns every other record (:func:`~.load.not_counted_entry`), a
+    not-applicable one (:func:`~.load.not_applicable`) with its :func:`setting_columns`, ``seed`` and ``reason``.
 
     Files that are not valid records raise :class:`~.load.InvalidRecords` naming every one (unreadable, unknown
     format, a metric of the wrong type, not finite or out of range): none is ever averaged in."""
     if not isinstance(records, RecordSet):
         records = RecordSet.read(records)
-    rows = []
-    for path, rec in records.kept():
-        cfg = rec["config"]
-        setting = row_setting(rec)
-        setting_id = hashlib.sha1(json.dumps(setting, sort_keys=True).encode()).hexdigest()[:10]
-        base = {kind: (cfg.get(kind) or {}).get("name") for kind in KINDS}
-        if (rec.get("publication") or {}).get("unclean"):  # published with --allow-unclean-records: marked
-            base["aggregator"] = f"{base['aggregator']}{UNCLEAN_MARK}"
-        params = {}
-        for kind in KINDS:
-            shown = _shown_params((setting.get(kind) or {}).get("params") or {}, (cfg.get(kind) or {}).get("params"))
-            params.update(_flatten(f"{kind}.", shown))
+    rows, failed = [], []
+    for path, rec in records:
+        if not finished(rec):
+            entry = not_counted_entry(path, rec)
+            if not_applicable(rec):  # a row of its table, shown as not applicable
+                entry.update(reason=str((rec.get("error") or {}).get("message") or ""), seed=rec.get("seed"),
+                             **setting_columns(rec))
+            failed.append(entry)
+            continue
+        setting_cols = setting_columns(rec)
+        base = {kind: setting_cols[kind] for kind in KINDS}
+        setting_id, params = setting_cols["setting"], setting_cols["params"]
         fit_s, untimed = fit_cost(rec)
         split = rec.get("split") or {}
         sizes = {k: split[k] if isinstance(split.get(k), int) and not isinstance(split.get(k), bool)
@@ -199,7 +200,7 @@ def records_frame(records: RecordSet | Iterable[Path | str]) -> tuple[pd.DataFra
         pred_file = str(pred.get("file") or "") if isinstance(pred, dict) else ""
         # a plain file name beside the record, never a path that leaves its folder
         pred_path = str(Path(path).parent / pred_file) if pred_file and Path(pred_file).name == pred_file else None
-        non_default = _non_default(setting, cfg, params)
+        non_default = setting_cols["non_default"]
         for metric, value in rec["metrics"].items():
             rows.append({**base, "metric": metric, "value": value, "exact": exact_score(rec, metric, value),
                          "seed": rec["seed"], "setting": setting_id,
@@ -208,7 +209,24 @@ def records_frame(records: RecordSet | Iterable[Path | str]) -> tuple[pd.DataFra
                          "transform_s": rec["timings_s"].get("transform"), "path": str(path),
                          "predictions": pred_path, **sizes,
                          **_provenance(rec)})
-    return pd.DataFrame(rows), records.not_counted()
+    return pd.DataFrame(rows), failed
+
+
+def setting_columns(rec: dict) -> dict:
+    """What names a record's setting on a board, for any status: the plugin of each kind (``dataset``,
+    ``descriptor``, ``aggregator``, ``evaluator``), ``params`` (the flattened parameters shown), ``non_default``
+    and ``setting`` (the id of the resolved setting)."""
+    cfg = rec.get("config") or {}
+    setting = row_setting(rec)
+    base = {kind: (cfg.get(kind) or {}).get("name") for kind in KINDS}
+    if (rec.get("publication") or {}).get("unclean"):  # published with --allow-unclean-records: marked
+        base["aggregator"] = f"{base['aggregator']}{UNCLEAN_MARK}"
+    params = {}
+    for kind in KINDS:
+        shown = _shown_params((setting.get(kind) or {}).get("params") or {}, (cfg.get(kind) or {}).get("params"))
+        params.update(_flatten(f"{kind}.", shown))
+    return {**base, "params": params, "non_default": _non_default(setting, cfg, params),
+            "setting": hashlib.sha1(json.dumps(setting, sort_keys=True).encode()).hexdigest()[:10]}
 
 
 def fit_cost(rec: dict) -> tuple[float | None, bool]:
@@ -253,4 +271,4 @@ def _provenance(rec: dict) -> dict:
 
 
 __all__ = ["GROUP_COLUMNS", "RUN_LEVEL", "SETTING_KINDS", "UNCLEAN_MARK", "evaluator_declares", "exact_score",
-           "fit_cost", "hardware", "records_frame", "row_setting"]
+           "fit_cost", "hardware", "records_frame", "row_setting", "setting_columns"]

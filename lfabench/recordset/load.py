@@ -1,10 +1,11 @@
 """A set of run records read and validated once: what a board, a comparison or a check works from.
 
 Every reader of a set of records goes through :class:`RecordSet`: each file is read and checked once
-(:func:`lfabench.record.read_record`, the one validation), an invalid record stops the whole set
-(:class:`InvalidRecords` names every one: none is ever averaged in or skipped in silence), and
-:func:`board_keeps` is the one rule for which records a board counts in its scores; every other record is
-listed as not counted (:meth:`RecordSet.not_counted`). Pages and plots look records up here
+(:func:`lfabench.record.read_record`, the one validation), and an invalid record stops the whole set
+(:class:`InvalidRecords` names every one: none is ever averaged in or skipped in silence). The statuses are
+read here: :func:`finished` (a board's scores), :func:`not_applicable` (a board's not-applicable rows),
+:func:`board_keeps` (both: what a board keeps and publishing copies); every other record is listed as not
+counted (:func:`not_counted_entry`). Pages and plots look records up here
 (:meth:`RecordSet.record`) instead of reading them from disk again.
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from ..record import RunRecord, read_record
 from .find import find_records
@@ -27,18 +28,29 @@ class InvalidRecords(ValueError):
                          + "\n".join(f"  {p}" for p in problems))
 
 
+#: The error types of a run that ended because its method is not applicable to the protocol (its criterion is
+#: undefined for the annotation it is given, :class:`lfabench.aggregate.UndefinedCriterionError`): a finding about
+#: the method, shown as a not-applicable row of its table with the reason, never a number.
+NOT_APPLICABLE_ERRORS = ("UndefinedCriterionError",)
+
+
 def finished(record: RunRecord) -> bool:
-    """Whether ``record`` is of a run that finished with its metrics (status ``ok``): what ``reproduce`` reruns."""
+    """Whether ``record`` is of a run that finished with its metrics (status ``ok``): the records a board counts in
+    its scores, and what ``reproduce`` reruns."""
     return record.get("status") == "ok"
 
 
-def board_keeps(record: RunRecord) -> bool:
-    """Whether a board counts ``record`` in its scores: a run that :func:`finished`.
+def not_applicable(record: RunRecord) -> bool:
+    """Whether ``record`` ended because its method is not applicable to the protocol (:data:`NOT_APPLICABLE_ERRORS`):
+    a board shows its setting as not applicable, with the reason, never a number."""
+    return record.get("status") == "failed" and (record.get("error") or {}).get("type") in NOT_APPLICABLE_ERRORS
 
-    Every other record (failed, interrupted, still running) is kept out of every mean and test and listed
-    as not counted, with its error (:func:`not_counted_entry`); publishing copies only the records a board
-    counts."""
-    return finished(record)
+
+def board_keeps(record: RunRecord) -> bool:
+    """Whether a board keeps ``record``: a run that :func:`finished` (its scores) or one :func:`not_applicable`
+    (a not-applicable row). Publishing copies these; every other record (failed, interrupted, still running) is
+    kept out of every mean and test and listed as not counted, with its error (:func:`not_counted_entry`)."""
+    return finished(record) or not_applicable(record)
 
 
 def not_counted_entry(path: Path | str, record: RunRecord) -> dict:
@@ -96,14 +108,10 @@ class RecordSet:
             raise KeyError(f"{path}: not a record of this set")
         return self.records[found]
 
-    def kept(self) -> RecordSet:
-        """The records a board counts (:func:`board_keeps`)."""
-        pairs = [(p, r) for p, r in self if board_keeps(r)]
+    def where(self, rule: Callable[[RunRecord], bool]) -> RecordSet:
+        """The records for which ``rule`` holds (:func:`finished`, :func:`board_keeps`...), in order."""
+        pairs = [(p, r) for p, r in self if rule(r)]
         return RecordSet(tuple(p for p, _ in pairs), tuple(r for _, r in pairs))
-
-    def not_counted(self) -> list[dict]:
-        """The records a board lists but does not count, in order (:func:`not_counted_entry`)."""
-        return [not_counted_entry(p, r) for p, r in self if not board_keeps(r)]
 
 
 def load_records(paths: Iterable[Path | str]) -> RecordSet:
@@ -111,4 +119,5 @@ def load_records(paths: Iterable[Path | str]) -> RecordSet:
     return RecordSet.read(find_records(paths))
 
 
-__all__ = ["InvalidRecords", "RecordSet", "board_keeps", "finished", "load_records", "not_counted_entry"]
+__all__ = ["NOT_APPLICABLE_ERRORS", "InvalidRecords", "RecordSet", "board_keeps", "finished", "load_records",
+           "not_applicable", "not_counted_entry"]

@@ -1,7 +1,8 @@
 """Publishing a sweep's records beside its board: copies that carry no machine's paths and that a rerun resumes.
 
 ``lfabench leaderboard SWEEP --out BOARD --publish-records [--relocate OLD=NEW ...]`` copies every record under
-``SWEEP`` that a board counts (:func:`~lfabench.recordset.board_keeps`) to
+``SWEEP`` that a board keeps (:func:`~lfabench.recordset.board_keeps`: a run that finished, or one of a method
+not applicable to the protocol, shown on the board as such with its reason) to
 ``BOARD/records/<group>/<key>_s<seed>/result.json`` and builds the board from ``BOARD/records``. In each copy:
 
 * every string value starting with an ``OLD`` prefix gets ``NEW`` instead (e.g. the dataset root
@@ -116,7 +117,7 @@ RECORD_FILES = ("predictions.npz", "source.diff.gz")
 
 def publish_records(run_paths: Iterable[Path | str], board_dir: Path | str,
                     relocations: dict[str, str] | None = None, allow_unclean: bool = False) -> PublishReport:
-    """Copy the records a board counts under ``run_paths`` to ``board_dir/records`` (see the module docstring)."""
+    """Copy the records a board keeps under ``run_paths`` to ``board_dir/records`` (see the module docstring)."""
     relocations = dict(relocations or {})
     records = load_records(run_paths)  # each read and validated once; an invalid one stops the publication
     unclean = []

@@ -8,16 +8,18 @@ from pathlib import Path
 
 import pytest
 
+from lfabench.aggregate import UndefinedCriterionError
 from lfabench.leaderboard import build_leaderboard
 from lfabench.record import RESULT_FILE, RunRecorder
-from lfabench.recordset import InvalidRecords, RecordSet, board_keeps, load_records, records_frame
+from lfabench.recordset import (InvalidRecords, RecordSet, board_keeps, finished, load_records, not_applicable,
+                                records_frame)
 
 from record_helpers import record
 
 
-def failed_record(run_dir: Path, seed: int, message: str = "boom") -> None:
+def failed_record(run_dir: Path, seed: int, exc: BaseException) -> None:
     cfg = {"dataset": {"name": "digits", "params": {}}, "aggregator": {"name": "bow", "params": {}}, "seed": seed}
-    RunRecorder(run_dir, cfg, seed).finish_failed(RuntimeError(message))
+    RunRecorder(run_dir, cfg, seed).finish_failed(exc)
 
 
 @pytest.fixture
@@ -26,20 +28,23 @@ def runs(tmp_path):
         record(tmp_path / f"runs/a{seed}", seed, 50.0 + seed, n_clusters=8,
                fit_info={"training_curve": [3.0, 2.0, 1.5]})
         record(tmp_path / f"runs/b{seed}", seed, 60.0 + seed, n_clusters=16)
-    failed_record(tmp_path / "runs/c0", 0)
+    failed_record(tmp_path / "runs/c0", 0, RuntimeError("boom"))
+    failed_record(tmp_path / "runs/d0", 0, UndefinedCriterionError("no class has two annotated samples"))
     return tmp_path / "runs"
 
 
-def test_a_board_counts_finished_runs_and_lists_every_other_with_its_error(runs):
+def test_a_board_scores_finished_runs_keeps_not_applicable_ones_and_lists_the_rest(runs):
     records = load_records([runs])
-    assert len(records) == 5 and [p.parent.name for p, _ in records] == ["a0", "a1", "b0", "b1", "c0"]
-    assert [board_keeps(r) for _, r in records] == [True, True, True, True, False]
-    assert [p.parent.name for p, _ in records.kept()] == ["a0", "a1", "b0", "b1"]
-    assert records.not_counted() == [{"path": str(runs / "c0" / RESULT_FILE), "status": "failed",
-                                      "error": "RuntimeError: boom"}]
+    assert len(records) == 6 and [p.parent.name for p, _ in records] == ["a0", "a1", "b0", "b1", "c0", "d0"]
+    assert [finished(r) for _, r in records] == [True] * 4 + [False, False]
+    assert [not_applicable(r) for _, r in records] == [False] * 5 + [True]
+    assert [board_keeps(r) for _, r in records] == [True] * 4 + [False, True]
+    assert [p.parent.name for p, _ in records.where(board_keeps)] == ["a0", "a1", "b0", "b1", "d0"]
     df, failed = records_frame(records)
-    assert len(df) == 4 and sorted(df["value"]) == [50.0, 51.0, 60.0, 61.0]  # one row per kept record and metric
-    assert failed == records.not_counted()
+    assert len(df) == 4 and sorted(df["value"]) == [50.0, 51.0, 60.0, 61.0]  # one row per finished record, metric
+    assert failed[0] == {"path": str(runs / "c0" / RESULT_FILE), "status": "failed", "error": "RuntimeError: boom"}
+    assert failed[1]["reason"] == "no class has two annotated samples" and failed[1]["aggregator"] == "bow"
+    assert failed[1]["error"] == "UndefinedCriterionError: no class has two annotated samples"
 
 
 def test_a_record_is_found_by_any_path_to_its_file(runs, monkeypatch):
@@ -82,4 +87,4 @@ def test_a_board_reads_each_record_file_once(runs, tmp_path, monkeypatch):
 def test_an_empty_set_has_an_empty_frame():
     empty = RecordSet((), ())
     df, failed = records_frame(empty)
-    assert df.empty and failed == [] and len(empty.kept()) == 0
+    assert df.empty and failed == [] and len(empty.where(board_keeps)) == 0
