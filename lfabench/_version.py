@@ -1,8 +1,4 @@
-"""lfabench's version, for records and cache keys (a module of its own so low layers need not import the package)."""
+"""lfabench's release version, stated here once: ``pyproject.toml`` reads it for the distribution, records and cache
+keys use it (a module of its own so low layers need not import the package)."""
 
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("lfabench")
-except PackageNotFoundError:  # running from a source tree that is not installed
-    __version__ = "0+unknown"
+__version__ = "0.2.0"

@@ -77,6 +77,7 @@ class Aggregator(Estimator):
 
     def fit(self, bags, y=None):
         """Learn the aggregator from ``bags`` (``m`` samples) and optional labels ``y`` (``(m,)`` or ``(m, c)``)."""
+        self.validate_params()  # set_params may have changed them since construction
         bags = as_bags(bags)
         if bags.n_descriptors == 0:
             raise ValueError(f"{type(self).__name__}.fit: the bags hold no descriptors at all")

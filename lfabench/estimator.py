@@ -7,18 +7,46 @@ arguments stored unchanged under the same names; ``get_params(deep=True) -> dict
 ``sklearn.base.clone`` rebuilds an unfitted copy. ``import sklearn`` loads scipy.stats and pandas (over a
 second of CPU), which every command and every run of a sweep would pay at start-up; this module loads
 neither. :func:`not_fitted` raises scikit-learn's ``NotFittedError`` (imported only then).
+
+Every estimator checks the arguments it is built with before its ``__init__`` runs
+(:func:`lfabench.params.check_arguments`, the rule and the words of the command line): a subclass's
+``__init__`` is wrapped, and the outermost constructor checks. :meth:`Estimator.validate_params` checks the
+stored parameters again (an aggregator's ``fit`` does: ``set_params`` may have changed them).
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections import defaultdict
+
+from .params import check_arguments, validate_params
 
 __all__ = ["Estimator", "not_fitted"]
 
 
 class Estimator:
     """Hyper-parameters as ``__init__`` keyword arguments, with scikit-learn's ``get_params``/``set_params``."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        if init is None or getattr(init, "__validates__", False):
+            return
+
+        @functools.wraps(init)
+        def __init__(self, *args, **kw):
+            if type(self).__init__ is __init__:  # the outermost constructor: its arguments are the parameters
+                check_arguments(type(self), args, kw)
+            init(self, *args, **kw)
+
+        __init__.__validates__ = True
+        cls.__init__ = __init__
+
+    def validate_params(self) -> None:
+        """Raise :class:`lfabench.params.ConfigError` naming the first parameter whose value its declaration
+        (annotation, default's type, ``_parameter_constraints``) refuses, in the command line's words."""
+        validate_params(self)
 
     @classmethod
     def _get_param_names(cls) -> list[str]:

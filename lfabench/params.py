@@ -21,16 +21,27 @@ comes from scikit-learn's constraint convention: a factory's ``_parameter_constr
 Checks that need the dataset (``k`` no larger than the training set) are the plugin's
 ``check_setting(dataset, seed)`` (:func:`check_setting`), called once the dataset is
 listed and before any descriptor is extracted.
+
+One rule, two routes, one message: :func:`parameter_problem` says what is wrong with one value
+(``"parameter n_clusters=2.5 must be an integer"``). The command line (:func:`check_params`, a run's
+config stage) prefixes the plugin (``aggregator 'vlad': ...``) and suffixes the override to change;
+from Python, every :class:`~lfabench.estimator.Estimator` checks the arguments it is built with
+(:func:`check_arguments`) and an aggregator its stored parameters again when it is fitted
+(:func:`validate_params`): ``VLAD: parameter n_clusters=2.5 must be an integer``. Both raise
+:class:`ConfigError`.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 import numbers
 import types
 import typing
 from numbers import Integral, Real
 from typing import Any, Callable
+
+import numpy as np
 
 _NO_RULE = object()
 
@@ -40,8 +51,8 @@ class Interval:
     scikit-learn (over a second at start-up, which every plugin module naming a range would pay).
 
     ``type``: ``numbers.Integral`` or ``numbers.Real``; ``left``/``right``: the bounds (``None``: unbounded);
-    ``closed``: ``"left"``, ``"right"``, ``"both"`` or ``"neither"``. :func:`check_params` checks it as the
-    scikit-learn ``Interval`` of the same arguments (:meth:`to_sklearn`); a plugin may use either class.
+    ``closed``: ``"left"``, ``"right"``, ``"both"`` or ``"neither"``. It accepts and words a value as the
+    scikit-learn ``Interval`` of the same arguments (:meth:`to_sklearn`) does; a plugin may use either class.
     """
 
     __slots__ = ("type", "left", "right", "closed")
@@ -52,6 +63,28 @@ class Interval:
     def __repr__(self) -> str:
         return f"Interval({self.type.__name__}, {self.left!r}, {self.right!r}, closed={self.closed!r})"
 
+    def is_satisfied_by(self, value) -> bool:
+        """scikit-learn's ``Interval.is_satisfied_by``: an instance of ``type`` (NaN excluded) within the bounds."""
+        if not isinstance(value, self.type):
+            return False
+        if value != value:  # NaN: in no interval
+            return False
+        # a missing bound is an infinite one, open or closed as ``closed`` says (scikit-learn's rule: inf is outside
+        # [0, inf) and inside [0, inf])
+        left = -float("inf") if self.left is None else self.left
+        right = float("inf") if self.right is None else self.right
+        if value < left if self.closed in ("left", "both") else value <= left:
+            return False
+        return value <= right if self.closed in ("right", "both") else value < right
+
+    def __str__(self) -> str:
+        """scikit-learn's wording: ``an int in the range [1, inf)``, ``a float in the range (0.0, 1.0)``."""
+        integral = self.type is Integral
+        left = "-inf" if self.left is None else (self.left if integral else float(self.left))
+        right = "inf" if self.right is None else (self.right if integral else float(self.right))
+        return (f"{'an int' if integral else 'a float'} in the range {'[' if self.closed in ('left', 'both') else '('}"
+                f"{left}, {right}{']' if self.closed in ('right', 'both') else ')'}")
+
     def to_sklearn(self):
         """The same constraint as ``sklearn.utils._param_validation.Interval``."""
         from sklearn.utils._param_validation import Interval as SklearnInterval
@@ -59,22 +92,47 @@ class Interval:
         return SklearnInterval(self.type, self.left, self.right, closed=self.closed)
 
 
+class StrOptions:
+    """scikit-learn's ``StrOptions(options)`` constraint (a string among ``options``), stated without importing
+    scikit-learn; accepted and worded as scikit-learn's (``a str among {'auto'}``)."""
+
+    __slots__ = ("options",)
+
+    def __init__(self, options):
+        self.options = frozenset(options)
+
+    def __repr__(self) -> str:
+        return f"StrOptions({set(self.options)!r})"
+
+    def is_satisfied_by(self, value) -> bool:
+        return isinstance(value, str) and value in self.options
+
+    def __str__(self) -> str:
+        return f"a str among {{{', '.join(repr(o) for o in sorted(self.options))}}}"
+
+
 #: The largest seed: NumPy's legacy ``RandomState`` and scikit-learn take seeds in [0, 2**32 - 1].
 MAX_SEED = 2**32 - 1
-_COUNT = Interval(Integral, 1, None, closed="left")
+#: A count: an integer >= 1 (the convention of ``n_clusters``, ``max_iter``, ... in :data:`CONVENTIONS`).
+COUNT = Interval(Integral, 1, None, closed="left")
 #: A count where 0 is meaningful (e.g. ``max_iter=0``: the unsupervised start of a supervised method); a plugin
 #: whose parameter takes 0 declares ``_parameter_constraints = {name: [COUNT_OR_ZERO]}``.
 COUNT_OR_ZERO = Interval(Integral, 0, None, closed="left")
+#: A real number > 0 (a scale, a softness).
+POSITIVE = Interval(Real, 0, None, closed="neither")
+#: A real number >= 0 (a regularisation weight).
+NON_NEGATIVE = Interval(Real, 0, None, closed="left")
 _SEED = Interval(Integral, 0, MAX_SEED, closed="both")
 
 #: Constraints of parameter names that mean the same in every plugin (scikit-learn's constraint lists;
 #: ``None`` is accepted as well wherever the plugin's signature allows it: see :func:`constraints`).
 CONVENTIONS: dict[str, list] = {
-    **{name: [_COUNT] for name in (
+    **{name: [COUNT] for name in (
         "n_clusters", "n_components", "n_atoms", "n_prototypes", "n_anchors", "n_estimators", "n_neighbors",
         "kmeans_iter", "gmm_iter", "max_iter", "max_training_descriptors", "max_whitening_descriptors",
         "descriptors_per_image", "batch_size", "k")},
-    "random_state": [_SEED],
+    # a RandomState as scikit-learn's ``random_state`` takes (from Python; a config holds ints)
+    "random_state": [_SEED, np.random.RandomState],
     "seed": [_SEED],
     "test_fraction": [Interval(Real, 0, 1, closed="neither")],
     "labelled_fraction": [Interval(Real, 0, 1, closed="right")],
@@ -174,32 +232,106 @@ def constraints(factory: Callable) -> dict[str, list]:
     return out
 
 
-def check_params(kind: str, name: str, factory: Callable, params: dict[str, Any]) -> None:
-    """Raise :class:`ConfigError` for an unknown parameter, a value of the wrong type or out of its range."""
+@functools.lru_cache(maxsize=None)
+def _rules(factory: Callable) -> tuple[dict[str, Any], bool, dict[str, list]]:
+    """``(expectations, takes_any_keyword, constraints)`` of ``factory``, read once per factory."""
     expected, any_keyword = expectations(factory)
+    return expected, any_keyword, constraints(factory)
+
+
+def _satisfies(value: Any, constraint) -> bool:
+    if constraint is None:
+        return value is None
+    if isinstance(constraint, (Interval, StrOptions)):
+        return constraint.is_satisfied_by(value)
+    if isinstance(constraint, type):
+        return isinstance(value, constraint)
+    from sklearn.utils._param_validation import make_constraint  # another scikit-learn constraint
+
+    return make_constraint(constraint).is_satisfied_by(value)
+
+
+def _describe_constraint(constraint) -> str:
+    if constraint is None:
+        return "None"
+    if isinstance(constraint, (Interval, StrOptions)):
+        return str(constraint)
+    if isinstance(constraint, type):
+        return f"an instance of {constraint.__name__!r}"
+    from sklearn.utils._param_validation import make_constraint
+
+    return str(make_constraint(constraint))
+
+
+def parameter_problem(factory: Callable, key: str, value: Any) -> str | None:
+    """What is wrong with ``value`` for ``factory``'s parameter ``key`` (``"parameter n_clusters=0 must be an int in
+    the range [1, inf)"``), or None when it is accepted: its type (annotation or default), then its constraints
+    (scikit-learn's rule: any one of the list satisfied). Every route of a value into a plugin asks this."""
+    expected, _, rules = _rules(factory)
+    annotation = expected.get(key, _NO_RULE)
+    if not conforms(value, annotation):
+        return f"parameter {key}={value!r} must be {_describe(annotation)}"
+    rule = rules.get(key)
+    if not rule or rule == "no_validation" or any(_satisfies(value, c) for c in rule):
+        return None
+    words = [_describe_constraint(c) for c in rule]
+    return f"parameter {key}={value!r} must be " + (f"{', '.join(words[:-1])} or {words[-1]}" if len(words) > 1
+                                                    else words[0])
+
+
+def check_params(kind: str, name: str, factory: Callable, params: dict[str, Any]) -> None:
+    """The command line's route: raise :class:`ConfigError` for an unknown parameter, a value of the wrong type
+    or out of its range, naming the plugin and the override (``aggregator 'vlad': parameter n_clusters=2.5 must
+    be an integer (`aggregator.params.n_clusters=...`)``)."""
+    expected, any_keyword, _ = _rules(factory)
     for key, value in params.items():
         if key not in expected:
             if any_keyword:
                 continue
             raise ConfigError(f"{kind} {name!r} has no parameter {key!r}; its parameters are "
                               f"{', '.join(expected) or '(none)'}")
-        if not conforms(value, expected[key]):
-            raise ConfigError(f"{kind} {name!r}: parameter {key}={value!r} must be {_describe(expected[key])} "
-                              f"(`{kind}.params.{key}=...`)")
-    rules = constraints(factory)
-    checked = [key for key in params if key in rules]
-    if not checked:
-        return
-    from sklearn.utils._param_validation import InvalidParameterError, validate_parameter_constraints
+        problem = parameter_problem(factory, key, value)
+        if problem is not None:
+            raise ConfigError(f"{kind} {name!r}: {problem} (`{kind}.params.{key}=...`)")
 
-    for key in checked:
-        value = params[key]
-        rule = [c.to_sklearn() if isinstance(c, Interval) else c for c in rules[key]]
-        try:
-            validate_parameter_constraints({key: rule}, {key: value}, caller_name=f"{kind} {name!r}")
-        except InvalidParameterError as exc:
-            # scikit-learn's message names the parameter, the plugin, the range and the value
-            raise ConfigError(f"{exc} (`{kind}.params.{key}=...`)") from None
+
+def check_arguments(factory: Callable, args: tuple, kwargs: dict[str, Any]) -> None:
+    """The Python route at construction: raise :class:`ConfigError` for the first argument of ``factory(*args,
+    **kwargs)`` that :func:`parameter_problem` refuses (``BoW: parameter n_clusters='4' must be an integer``),
+    before the factory runs. Arguments that do not bind to its signature are left to Python's own TypeError."""
+    try:
+        bound = inspect.signature(factory).bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        return
+    expected, _, _ = _rules(factory)
+    for key, value in bound.arguments.items():
+        if key in expected:
+            problem = parameter_problem(factory, key, value)
+            if problem is not None:
+                raise ConfigError(f"{getattr(factory, '__name__', factory)}: {problem}")
+
+
+def validate_params(estimator: Any) -> None:
+    """The Python route: raise :class:`ConfigError` for the first parameter of ``estimator`` (its ``__init__``
+    arguments, read back under the same names) that :func:`parameter_problem` refuses, in the words of the
+    command line (``VLAD: parameter n_clusters=2.5 must be an integer``)."""
+    factory = type(estimator)
+    expected, _, _ = _rules(factory)
+    for key in expected:
+        value = getattr(estimator, key, _NO_RULE)
+        if value is _NO_RULE:  # not stored under its name: get_params reports it missing, not this check
+            continue
+        problem = parameter_problem(factory, key, value)
+        if problem is not None:
+            raise ConfigError(f"{factory.__name__}: {problem}")
+
+
+def undeclared_params(factory: Callable) -> list[str]:
+    """The parameters of ``factory`` with no rule (no annotation, no typed default, no constraint): values
+    the validator cannot refuse."""
+    expected, _, rules = _rules(factory)
+    return [key for key, annotation in expected.items()
+            if (annotation is _NO_RULE or annotation is Any) and key not in rules]
 
 
 def check_setting(kind: str, name: str, plugin: Any, dataset: Any, seed: int) -> None:

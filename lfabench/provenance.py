@@ -4,11 +4,13 @@ Everything here is read, never changed: the packages installed (``importlib.meta
 distribution and its version), the interpreter and OS, the CPU (model, the SIMD features NumPy dispatches
 on, ``/proc/cpuinfo``'s flags that OpenCV and OpenBLAS dispatch on), the BLAS/OpenMP libraries loaded and
 their thread counts (threadpoolctl), and the thread-count environment variables. A run record stores it
-under ``provenance`` (``docs/records.md``); :func:`missing_provenance` says what a record lacks for
-publishing.
+under ``provenance`` (``docs/records.md``), the one home of these facts in a record (``schema_version`` 3);
+:func:`missing_provenance` says what a record lacks for publishing. The readers of a record's machine and code
+facts (:func:`recorded_version`, :func:`recorded_revision`, :func:`recorded_machine`) read both layouts: records
+of ``schema_version`` 1 and 2 also carry them at the top level (``lfabench_version``, ``git_revision``, ``host``).
 
-The code's identity: :func:`source_version` is setuptools-scm's version of the checkout the package runs
-from (it changes with every commit and with a dirty tree), the installed distribution's version elsewhere;
+The code's identity: :func:`source_version` is the release version (``lfabench/_version.py``) with, for a git
+checkout, its commit as a PEP 440 local label (``0.2.0+gd0ec3b346``; ``.dirty`` appended for a dirty tree);
 :func:`source_state` gives the revision and, for a dirty tree, the diff against it (tracked changes plus
 untracked source files of the package folders), whose sha256 the record carries and whose text is kept
 beside it. Both, and the package lock, are read once per process: a process runs the code it imported, whatever changes
@@ -38,6 +40,9 @@ THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"
 #: What a publishable record's ``provenance`` must hold.
 REQUIRED_PROVENANCE = ("lfabench_version", "git_revision", "dirty", "environment", "packages")
 REQUIRED_ENVIRONMENT = ("python", "os", "cpu_model", "cpu_simd", "threadpools")
+#: ``/proc/cpuinfo`` flags that select SIMD code paths (OpenCV dispatches SIFT's kernels on them, OpenBLAS its
+#: GEMM kernel): with each BLAS kernel, what makes floating-point results CPU-specific (:func:`recorded_machine`).
+SIMD_FLAGS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl")
 
 _GIT_TIMEOUT_S = 10
 
@@ -110,30 +115,25 @@ def read_source_state(root: Path | None) -> SourceState:
     return SourceState(head.stdout.decode().strip(), b"".join(parts))
 
 
-def _scm_settings(root: Path) -> dict[str, Any]:
-    try:
-        import tomllib
-    except ImportError:  # Python 3.10: setuptools-scm depends on tomli there
-        import tomli as tomllib
-    with open(root / "pyproject.toml", "rb") as fh:
-        return dict(tomllib.load(fh).get("tool", {}).get("setuptools_scm", {}))
-
-
 @functools.lru_cache(maxsize=1)
 def source_version() -> str:
-    """lfabench's version as the code that runs now: setuptools-scm's, from the checkout (e.g.
-    ``0.1.dev412+gc39959b.d20260101`` when dirty), else the installed distribution's (itself computed by
-    setuptools-scm when it was built; ``fallback_version`` of ``pyproject.toml`` when built without git)."""
-    root = checkout_root()
-    if root is not None:
-        try:
-            from setuptools_scm import get_version
+    """lfabench's version as the code that runs now: the release (``lfabench/_version.py``), with the commit of the
+    checkout it runs from as a PEP 440 local label (``0.2.0+gd0ec3b346``, ``0.2.0+gd0ec3b346.dirty`` for a dirty
+    tree: :func:`source_state`); the release alone outside a checkout. Its release part is what validation
+    compares (a record of a newer release series is refused)."""
+    state = _own_source_state()
+    if state.revision is None:
+        return __version__
+    return f"{__version__}+g{state.revision[:9]}" + (".dirty" if state.dirty else "")
 
-            # the settings the build uses (pyproject.toml's [tool.setuptools_scm]), so both agree
-            return get_version(root=str(root), **_scm_settings(root))
-        except Exception:  # setuptools-scm absent or unable to read this checkout: the installed version
-            pass
-    return __version__
+
+def installed_version() -> str | None:
+    """The version the installed distribution's metadata states (None when lfabench is not installed): that of
+    the last install, which an editable install keeps while its checkout moves on."""
+    try:
+        return importlib.metadata.version("lfabench")
+    except importlib.metadata.PackageNotFoundError:
+        return None
 
 
 def package_lock() -> dict[str, str]:
@@ -210,7 +210,7 @@ def collect(state: SourceState | None = None) -> dict[str, Any]:
     """A record's ``provenance`` (without the diff file's name, which the recorder adds when it writes it)."""
     state = source_state() if state is None else state
     lock = package_lock()
-    return {"lfabench_version": source_version(), "installed_version": __version__,
+    return {"lfabench_version": source_version(), "installed_version": installed_version(),
             "git_revision": state.revision, "dirty": state.dirty, "diff_sha256": state.diff_sha256,
             "diff_file": None, "environment": environment(),
             "packages": lock, "packages_sha256": lock_digest(lock)}
@@ -230,3 +230,54 @@ def missing_provenance(record: dict) -> list[str]:
         problems.append(f"dirty tree (revision {prov.get('git_revision')} plus a diff, sha256 "
                         f"{str(prov.get('diff_sha256'))[:12]})")
     return problems
+
+
+# ---------------------------------------------------------------------------------------- reading a record's facts
+
+
+def _section(record: dict, *keys: str) -> dict:
+    """``record[keys[0]][keys[1]]...`` where each is a dict, else ``{}`` (a record is untrusted data)."""
+    node = record
+    for key in keys:
+        node = node.get(key) if isinstance(node, dict) else None
+    return node if isinstance(node, dict) else {}
+
+
+def recorded_version(record: dict) -> str | None:
+    """The lfabench version that wrote ``record``: ``provenance.lfabench_version``, else (a record of schema 1)
+    the top-level ``lfabench_version``."""
+    version = _section(record, "provenance").get("lfabench_version")
+    return version if version is not None else record.get("lfabench_version")
+
+
+def recorded_revision(record: dict) -> str | None:
+    """The revision ``record`` names for its code, as a board shows it: the top-level ``git_revision`` of a record
+    of schema 1 or 2 as written (``+dirty`` appended for a modified tree), else ``provenance.git_revision`` with
+    ``+dirty`` appended when ``provenance.dirty``."""
+    if "git_revision" in record:
+        return record["git_revision"]
+    prov = _section(record, "provenance")
+    rev = prov.get("git_revision")
+    return None if rev is None else f"{rev}+dirty" if prov.get("dirty") else rev
+
+
+def recorded_machine(record: dict) -> dict[str, Any]:
+    """The machine that ran ``record``: ``cpu_model``, ``cpu_count``, ``simd_flags`` (which of :data:`SIMD_FLAGS`
+    the CPU has; None where unknown) and ``blas_kernels`` (each loaded BLAS library's kernel architecture, sorted).
+
+    From ``provenance.environment`` (``cpu_flags``, ``threadpools``), else from the ``host`` of a record of schema
+    1 or 2, which states the same facts (its ``cpu_simd`` is this ``simd_flags``); the two give one answer for one
+    machine, so a record of either layout compares with a rerun."""
+    host, env = _section(record, "host"), _section(record, "provenance", "environment")
+    if host and not env:
+        simd = host.get("cpu_simd")
+        blas = [b.get("architecture") for b in host.get("blas") or () if isinstance(b, dict)]
+        return {"cpu_model": host.get("cpu_model"), "cpu_count": host.get("cpu_count"),
+                "simd_flags": list(simd) if isinstance(simd, list) else None,
+                "blas_kernels": sorted(str(a) for a in blas)}
+    flags = env.get("cpu_flags")
+    pools = [p for p in env.get("threadpools") or () if isinstance(p, dict) and p.get("user_api") == "blas"]
+    return {"cpu_model": env.get("cpu_model") if env else host.get("cpu_model"),
+            "cpu_count": env.get("cpu_count") if env else host.get("cpu_count"),
+            "simd_flags": [f for f in SIMD_FLAGS if f in flags] if isinstance(flags, list) else None,
+            "blas_kernels": sorted(str(p.get("architecture")) for p in pools)}

@@ -20,9 +20,7 @@ import math
 import re
 import json
 import os
-import platform
 import resource
-import subprocess
 import sys
 import threading
 import time
@@ -37,10 +35,16 @@ from . import provenance as _provenance
 from .plugin import KINDS
 from .storage import atomic_write, write_json_atomic
 
-#: The record format written now. 1: before provenance, predictions, fingerprints and digests.
-SCHEMA_VERSION = 2
+#: The record format written now. 1: before provenance, predictions, fingerprints and digests; 2: the machine and
+#: code facts also at the top level (``lfabench_version``, ``git_revision``, ``host``); 3: under ``provenance`` only.
+SCHEMA_VERSION = 3
 #: The record formats this lfabench reads.
-READABLE_SCHEMAS = (1, 2)
+READABLE_SCHEMAS = (1, 2, 3)
+#: The first format with a digest, predictions and provenance: an older record is checked by its metrics alone.
+VERIFIABLE_SCHEMA = 2
+#: Top-level fields of schemas 1 and 2 whose facts ``provenance`` holds (:mod:`lfabench.provenance` reads both
+#: layouts); a record of schema 3 has none of them.
+LEGACY_FIELDS = ("lfabench_version", "git_revision", "host")
 RESULT_FILE = "result.json"
 PREDICTIONS_FILE = "predictions.npz"
 DIFF_FILE = "source.diff.gz"
@@ -68,7 +72,7 @@ class PluginOrigin(TypedDict):
 
 
 class RunRecord(TypedDict, total=False):
-    """One run's ``result.json`` (``schema_version`` 2). Times in seconds, memory in MiB, dates ISO-8601 UTC."""
+    """One run's ``result.json`` (``schema_version`` 3). Times in seconds, memory in MiB, dates ISO-8601 UTC."""
 
     schema_version: int
     status: Literal["running", "ok", "failed", "interrupted"]  # interrupted: SIGINT/SIGTERM from outside
@@ -96,11 +100,13 @@ class RunRecord(TypedDict, total=False):
     output_dim: int
     started_at: str
     finished_at: str | None
-    lfabench_version: str
-    git_revision: str | None
-    host: dict[str, Any]                     # python, platform, cpu_count, cpu_model, cpu_simd, blas (host_info)
+    lfabench_version: str                    # schemas 1-2 only (LEGACY_FIELDS): provenance.lfabench_version
+    git_revision: str | None                 # schemas 1-2 only: provenance.git_revision (+ provenance.dirty)
+    host: dict[str, Any]                     # schemas 1-2 only: python, platform, cpu_count, cpu_model, cpu_simd
+    #                                          (SIMD flags), blas; provenance.environment holds each
     run_dir: str
-    provenance: dict[str, Any]               # version, revision, dirty + diff, environment, package lock
+    provenance: dict[str, Any]               # version, revision, dirty + diff, environment (the machine), package
+    #                                          lock: the one home of the machine and code facts
     predictions: dict[str, Any] | None       # file, kind, sha256 of predictions.npz; None: the evaluator gave none
     fingerprints: dict[str, str | None]      # sha256 of descriptors, fitted arrays, features, predictions
     digest: str                              # sha256 of the canonical JSON of every other field (content_digest)
@@ -166,6 +172,10 @@ def check_record(data: Any, source: str = "record") -> RunRecord:
         if expected is not None and (not isinstance(value, expected) or (expected is int and isinstance(value, bool))):
             raise ValueError(f"{source}: run record field {field!r} is a {type(value).__name__}, "
                              f"not what the schema says ({RunRecord.__annotations__[field]})")
+    legacy = [f for f in LEGACY_FIELDS if f in data]
+    if schema >= 3 and legacy:
+        raise ValueError(f"{source}: run record of schema_version {schema} has {', '.join(map(repr, legacy))} at the "
+                         "top level; that format keeps them under 'provenance' only")
     if data["status"] not in ("running", "ok", "failed", "interrupted"):
         raise ValueError(f"{source}: run record status {data['status']!r} is not running, ok, failed or interrupted")
     return data
@@ -191,8 +201,9 @@ def validate_record(data: Any, source: str = "record") -> RunRecord:
 
     Beyond :func:`check_record` (a known record format, required fields, field types, status): each
     metric is a real number (not a bool, string, list or null) and finite, percent metrics
-    (:data:`PERCENT_METRICS`) lie in [0, 100], and ``lfabench_version`` is a PEP 440 version of a release
-    series this lfabench knows (not newer: such a record may mean things this code does not read).
+    (:data:`PERCENT_METRICS`) lie in [0, 100], and the version that wrote it (:func:`~lfabench.provenance.recorded_version`)
+    is a PEP 440 version of a release series this lfabench knows (not newer: such a record may mean things this code
+    does not read).
     The single check the leaderboard and ``compare`` apply where they load records.
     """
     check_record(data, source)
@@ -203,8 +214,10 @@ def validate_record(data: Any, source: str = "record") -> RunRecord:
             raise ValueError(f"{source}: metric {name!r} is {value!r}, not a finite number")
         if PERCENT_METRICS.match(name) and not 0.0 <= value <= 100.0:
             raise ValueError(f"{source}: metric {name!r} = {value!r} lies outside [0, 100] (a percentage)")
-    version = data.get("lfabench_version")
+    version = _provenance.recorded_version(data)
     if version is not None:
+        if not isinstance(version, str):
+            raise ValueError(f"{source}: lfabench_version {version!r} is not a version (PEP 440)")
         release = _release(version)
         if release is None:
             raise ValueError(f"{source}: lfabench_version {version!r} is not a version (PEP 440)")
@@ -310,62 +323,8 @@ class _RssSampler(threading.Thread):
         return max(self.peak, rss or 0.0)
 
 
-def git_revision() -> str | None:
-    """The git commit of the lfabench source tree (``+dirty`` when modified), or None outside a checkout."""
-    here = Path(__file__).resolve().parent
-    try:
-        rev = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True, text=True,
-                             timeout=5)
-        if rev.returncode != 0:
-            return None
-        top = subprocess.run(["git", "-C", str(here), "rev-parse", "--show-toplevel"], capture_output=True,
-                             text=True, timeout=5).stdout.strip()
-        if not (Path(top) / "lfabench" / "record.py").exists():  # some unrelated enclosing repository
-            return None
-        dirty = subprocess.run(["git", "-C", str(here), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=5).stdout.strip()
-        return rev.stdout.strip() + ("+dirty" if dirty else "")
-    except (OSError, subprocess.SubprocessError):
-        return None
-
-
 def now_iso() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-
-
-def cpu_model() -> str | None:
-    """The processor's name (Linux: ``/proc/cpuinfo``'s first "model name"; elsewhere ``platform.processor()``)."""
-    return _provenance.cpuinfo_value("model name") or platform.processor() or None
-
-
-#: CPU features that select SIMD code paths (OpenCV dispatches SIFT's kernels on them, OpenBLAS its GEMM kernel).
-SIMD_FLAGS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl")
-
-
-def cpu_simd() -> list[str] | None:
-    """Which of :data:`SIMD_FLAGS` the CPU has (Linux ``/proc/cpuinfo``; None elsewhere)."""
-    flags = _provenance.cpuinfo_value("flags")
-    if flags is None:
-        return None
-    have = set(flags.split())
-    return [f for f in SIMD_FLAGS if f in have]
-
-
-def blas_info() -> list[dict[str, Any]]:
-    """The BLAS libraries loaded in this process (threadpoolctl): API, library, version, kernel architecture."""
-    from threadpoolctl import threadpool_info
-
-    return [{k: lib.get(k) for k in ("internal_api", "version", "architecture")}
-            for lib in threadpool_info() if lib.get("user_api") == "blas"]
-
-
-def host_info() -> dict[str, Any]:
-    """The machine a run ran on. Besides the Python and OS versions it names the CPU, its SIMD features and the
-    BLAS kernel (e.g. OpenBLAS ``Haswell`` against ``SkylakeX``): with the same packages, another CPU can
-    change the floats (OpenCV's SIFT takes AVX2 or AVX-512 code paths by CPU; another GEMM kernel sums in
-    another order), and an iterative fit can then end elsewhere."""
-    return {"python": platform.python_version(), "platform": platform.platform(), "cpu_count": os.cpu_count(),
-            "cpu_model": cpu_model(), "cpu_simd": cpu_simd(), "blas": blas_info()}
 
 
 class RunRecorder:
@@ -396,8 +355,6 @@ class RunRecorder:
             "config": config, "seed": seed, "metrics": {}, "timings_s": {}, "peak_rss_mb": None,
             "peak_rss_mb_by_stage": {}, "rss_at_start_mb": _round_or_none(current_rss_mb()),
             "dataset": None, "split": None, "started_at": now_iso(), "finished_at": None,
-            "lfabench_version": _provenance.source_version(), "git_revision": git_revision(),
-            "host": host_info(),
             "run_dir": str(self.run_dir.resolve()),
             "predictions": None, "fingerprints": {},
         }

@@ -11,8 +11,8 @@ fitted arrays, features, predictions) and finally the metrics. Verdicts:
 * ``metrics only``: a record of the older format (no fingerprints): the metrics compared alone;
 * ``failed``: the rerun raised (its message).
 
-A rerun says whether it ran on another CPU kind than the record (:func:`cpu_kind`: the SIMD features and
-the BLAS kernels differ), where fitted arrays are expected to differ in their last bits
+A rerun says whether it ran on another CPU kind than the record (:func:`cpu_kind`: the SIMD flags and
+the BLAS kernels differ, :func:`lfabench.provenance.recorded_machine` of either record layout), where fitted arrays are expected to differ in their last bits
 (``docs/reproducibility.md``): :attr:`Outcome.same_metrics_on_another_cpu` is such a rerun whose metrics
 are those of the record, which ``lfabench reproduce --across-cpus`` accepts.
 
@@ -32,6 +32,7 @@ import numpy as np
 
 from .boardfiles import confined
 from .fingerprint import STAGES
+from .provenance import recorded_machine
 from .record import read_record
 from .recordset import find_records, finished
 from .run import run_benchmark
@@ -91,12 +92,11 @@ def compare(before: dict, after: dict, path: str) -> Outcome:
     return Outcome(path, "identical", None, m0, m1)
 
 
-def cpu_kind(host: dict | None) -> tuple:
-    """What makes floating-point results CPU-specific: the SIMD features and each BLAS kernel (``host`` of a
-    record)."""
-    host = host or {}
-    blas = sorted(str(b.get("architecture")) for b in host.get("blas") or () if isinstance(b, dict))
-    return tuple(sorted(host.get("cpu_simd") or ())), tuple(blas)
+def cpu_kind(record: dict) -> tuple:
+    """What makes a record's floating-point results CPU-specific: its machine's SIMD flags and each BLAS kernel
+    (:func:`~lfabench.provenance.recorded_machine`)."""
+    machine = recorded_machine(record)
+    return tuple(machine["simd_flags"] or ()), tuple(machine["blas_kernels"])
 
 
 def rerun(path: Path, use_cache: bool = True, quiet: bool = True) -> Outcome:
@@ -116,7 +116,7 @@ def rerun(path: Path, use_cache: bool = True, quiet: bool = True) -> Outcome:
             return Outcome(str(path), "failed", None, rec.get("metrics") or {}, {},
                            f"; {type(exc).__name__}: {exc}")
         outcome = compare(rec, after, str(path))
-        outcome.other_cpu = cpu_kind(rec.get("host")) != cpu_kind(after.get("host"))
+        outcome.other_cpu = cpu_kind(rec) != cpu_kind(after)
         return outcome
 
 

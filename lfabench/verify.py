@@ -56,7 +56,7 @@ from .leaderboard.manifest import manifest_path, read_manifest
 from .provenance import missing_provenance
 from .recordset import find_records
 from .verify_world import WorldCheck
-from .record import DIFF_FILE, RESULT_FILE, SCHEMA_VERSION, content_digest, file_sha256, read_record
+from .record import DIFF_FILE, RESULT_FILE, VERIFIABLE_SCHEMA, content_digest, file_sha256, read_record
 
 #: Relative tolerance of a recomputed metric: the evaluators' own arithmetic, so equal to the last bits;
 #: a JSON round trip of a float is exact, the margin only absorbs another summation order of the mean.
@@ -135,7 +135,7 @@ def _check_record_files(path: Path, report: Report, allow_old_format: bool, allo
     except ValueError as exc:
         report.add(path, "record", str(exc).removeprefix(f"{path}: "))
         return None
-    if rec["schema_version"] < SCHEMA_VERSION:
+    if rec["schema_version"] < VERIFIABLE_SCHEMA:
         report.add(path, "schema_version", f"old-format record (schema_version {rec['schema_version']}): no "
                    f"digest, predictions or provenance; republish it from a clean commit", note=allow_old_format)
         return rec

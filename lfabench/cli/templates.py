@@ -70,7 +70,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lfabench import Aggregator, Bags, PluginSpec, hookimpl
+from lfabench.sdk import Aggregator, Bags, PluginSpec, hookimpl
 
 
 class __CLASS__(Aggregator):
@@ -136,8 +136,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lfabench import PluginSpec, hookimpl
-from lfabench.describe import Descriptor
+from lfabench.sdk import Descriptor, PluginSpec, hookimpl
 
 
 class __CLASS__(Descriptor):
@@ -218,9 +217,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lfabench import PluginSpec, hookimpl
-from lfabench.dataset import Dataset
-from lfabench.plugin import DatasetProtocol
+from lfabench.sdk import Dataset, DatasetProtocol, PluginSpec, hookimpl
 
 
 def load___NAME__(n_per_class: int = 12, size: int = 32, seed: int = 0) -> Dataset:
@@ -277,10 +274,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from lfabench import PluginSpec, hookimpl
-from lfabench.dataset import Dataset
-from lfabench.evaluate import Evaluator, Split, partial_labels, stratified_split
 from lfabench.evaluation import label_predictions
+from lfabench.sdk import Dataset, Evaluator, PluginSpec, Split, hookimpl, partial_labels, stratified_split
 
 
 class __CLASS__(Evaluator):

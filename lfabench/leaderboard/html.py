@@ -28,7 +28,7 @@ from urllib.parse import quote
 import pandas as pd
 from markupsafe import Markup, escape
 
-from ..provenance import source_version
+from ..provenance import recorded_revision, recorded_version, source_version
 from ..recordset import RecordSet
 from .tables import NUMERIC_COLUMNS, display_table, table_groups
 
@@ -200,8 +200,8 @@ def _runs_html(anchor: str, title: str, paths: list[str], out_dir: Path, records
         items.append(html(
             "<li>{} — seed {}, {}<br><span class='meta'>lfabench {}, git {}, finished {}; {}</span>"
             "<details><summary>config</summary><pre>{}</pre></details></li>",
-            link(target, target), rec.get("seed"), _metrics_text(rec.get("metrics")), rec.get("lfabench_version"),
-            rec.get("git_revision"), rec.get("finished_at"), plugins,
+            link(target, target), rec.get("seed"), _metrics_text(rec.get("metrics")), recorded_version(rec),
+            recorded_revision(rec), rec.get("finished_at"), plugins,
             json.dumps(rec.get("config"), indent=1, sort_keys=True, default=str)))
     return html("<div id='{}'><h4>{}</h4><ul>{}</ul></div>", anchor, title, join(items))
 

@@ -23,6 +23,7 @@ from typing import Iterable
 import pandas as pd
 
 from ..plugin import KINDS, default_params
+from ..provenance import recorded_machine, recorded_revision, recorded_version
 from ..record import plugin_setting
 from ..registry import get_plugin
 from .load import RecordSet, finished, not_applicable, not_counted_entry
@@ -81,12 +82,14 @@ SETTING_KINDS = ("descriptor", "aggregator", "evaluator")
 def _default_values(kind: str, name: str) -> dict[str, str] | None:
     """The plugin's keyword defaults as labels compare values: one entry per leaf, nested options flattened
     to dotted keys (``solver.max_iter``; a dataclass default is read as its fields), each value as JSON
-    (keys sorted); None when the plugin is not installed here."""
+    (keys sorted); None when the plugin is not installed here. A parameter the plugin has removed is a default at
+    the value its ``removed_params`` names (the behaviour every run has now), so a record written before keeps its
+    label."""
     try:
         factory = get_plugin(kind, name)
     except LookupError:  # records of a plugin this environment lacks: no parameter is known to be a default
         return None
-    return _leaves("", default_params(factory))
+    return {**_leaves("", getattr(factory, "removed_params", None) or {}), **_leaves("", default_params(factory))}
 
 
 def _leaves(prefix: str, value) -> dict[str, str]:
@@ -256,17 +259,18 @@ def _aggregation_memory(rec: dict) -> float | None:
 
 
 def hardware(rec: dict) -> str:
-    """Where a record was timed, in words: the CPU model and logical CPU count its ``host`` states."""
-    host = rec.get("host") or {}
-    model = host.get("cpu_model") or "CPU model not recorded"
-    count = host.get("cpu_count")
+    """Where a record was timed, in words: the CPU model and logical CPU count it states
+    (:func:`~lfabench.provenance.recorded_machine`)."""
+    machine = recorded_machine(rec)
+    model = machine["cpu_model"] or "CPU model not recorded"
+    count = machine["cpu_count"]
     return f"{model}, {count} logical CPUs" if count else str(model)
 
 
 def _provenance(rec: dict) -> dict:
     """Per-record columns beside the score: cost (memory, output size) and where the run came from."""
     return {"peak_rss_mb": _aggregation_memory(rec), "output_dim": rec.get("output_dim"), "hardware": hardware(rec),
-            "lfabench_version": rec.get("lfabench_version"), "git_revision": rec.get("git_revision"),
+            "lfabench_version": recorded_version(rec), "git_revision": recorded_revision(rec),
             "finished_at": rec.get("finished_at")}
 
 

@@ -6,7 +6,9 @@ failures with reasons (scikit-learn's ``estimator_checks`` idea):
 * aggregators: :func:`aggregator_checks` (estimator API, empty samples, determinism, ...);
 * descriptors: :func:`descriptor_checks` (one block per sample, keypoints, cache round trip, ...);
 * datasets: :func:`dataset_checks` (ids, labels, ground truth, readable samples, stable fingerprint);
-* evaluators: :func:`evaluator_checks` (deterministic valid splits, finite metrics, oracle >= noise).
+* evaluators: :func:`evaluator_checks` (deterministic valid splits, finite metrics, oracle >= noise);
+* every kind: :func:`check_param_validation` (each parameter declared; an invalid value refused by the
+  command line's check, the constructor and ``fit``, in the same words), run by :func:`plugin_checks`.
 
 In a third-party package's tests::
 
@@ -31,9 +33,10 @@ from .data import make_check_bags, make_check_bags_dataset, make_check_image_dat
 from .datasets import DatasetSource, dataset_checks
 from .descriptors import descriptor_checks
 from .evaluators import evaluator_checks
+from .params import check_param_validation
 from .plugins import check_plugin, plugin_checks, small_params
 
 __all__ = ["Case", "CheckResult", "CheckSkip", "DatasetSource", "aggregator_checks", "check_aggregator",
-           "check_plugin", "dataset_checks", "descriptor_checks", "evaluator_checks", "make_check_bags",
-           "make_check_bags_dataset", "make_check_image_dataset", "make_check_retrieval_dataset", "parametrize",
-           "plugin_checks", "run_cases", "small_params"]
+           "check_param_validation", "check_plugin", "dataset_checks", "descriptor_checks", "evaluator_checks",
+           "make_check_bags", "make_check_bags_dataset", "make_check_image_dataset", "make_check_retrieval_dataset",
+           "parametrize", "plugin_checks", "run_cases", "small_params"]

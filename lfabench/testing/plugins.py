@@ -9,6 +9,9 @@ plugin declares in its factory's ``conformance`` attribute::
         conformance = {"params": {"n_words": 4},
                        "expected_failures": {"check_subset_consistency": "normalises over the batch"}}
 
+Every plugin also gets :func:`~lfabench.testing.params.check_param_validation` (each parameter declared, an
+invalid value refused by the command line's check, its constructor and ``fit`` in the same words).
+
 A plugin the battery cannot build here (an optional extra missing, a mandatory parameter it cannot
 choose, a real dataset absent) raises :class:`~lfabench.testing.core.CheckSkip` with the reason.
 """
@@ -21,10 +24,12 @@ from typing import Any
 from ..plugin import PluginSpec
 from ..registry import get_registry
 from .aggregators import aggregator_checks
-from .core import Case, CheckResult, CheckSkip, hints, run_cases
+from .core import Case, CheckResult, CheckSkip, bind, hints, run_cases
+from .data import make_check_bags
 from .datasets import dataset_checks
 from .descriptors import descriptor_checks
 from .evaluators import evaluator_checks
+from .params import check_param_validation
 
 #: Size-like parameters capped for the check data (24 samples, ~450 descriptors of dimension 8).
 SIZE_CAPS = {"n_clusters": 8, "n_components": 4, "pca_components": 6, "n_atoms": 10, "n_prototypes": 8,
@@ -71,16 +76,26 @@ def plugin_checks(kind: str, name: str | PluginSpec, select=None, skip=()) -> li
         raise CheckSkip(f"{kind} {spec.name!r} has mandatory parameter(s) {', '.join(missing)} the battery cannot "
                         f"choose; declare them in its factory's conformance['params']")
     xfail = declared.get("expected_failures", {})
+    param_check = "check_param_validation"
+    own = {k: v for k, v in xfail.items() if k != param_check}
+    battery = dict(select=None if select is None else [n for n in select if n != param_check],
+                   skip=[n for n in skip if n != param_check], expected_failures=own)
     if kind == "dataset":
-        return dataset_checks(spec.factory, params, skip=skip, select=select, expected_failures=xfail, name=spec.name)
-    try:
-        instance = spec.factory(**params)
-    except ImportError as exc:
-        raise CheckSkip(f"{kind} {spec.name!r} needs an optional dependency that is not installed: {exc}") from exc
-    builders = {"aggregator": aggregator_checks, "descriptor": descriptor_checks, "evaluator": evaluator_checks}
-    if kind not in builders:
-        raise ValueError(f"unknown plugin kind {kind!r}")
-    return builders[kind](instance, skip=skip, select=select, expected_failures=xfail)
+        cases = dataset_checks(spec.factory, params, name=spec.name, **battery)
+    else:
+        try:
+            instance = spec.factory(**params)
+        except ImportError as exc:
+            raise CheckSkip(f"{kind} {spec.name!r} needs an optional dependency that is not installed: {exc}") from exc
+        builders = {"aggregator": aggregator_checks, "descriptor": descriptor_checks, "evaluator": evaluator_checks}
+        if kind not in builders:
+            raise ValueError(f"unknown plugin kind {kind!r}")
+        cases = builders[kind](instance, **battery)
+    fit_data = make_check_bags() if kind == "aggregator" else (None, None)
+    return cases + bind(kind, (check_param_validation,), (kind, spec.name, spec.factory, params, *fit_data),
+                        select=None if select is None else [n for n in select if n == param_check],
+                        skip=[n for n in skip if n == param_check],
+                        expected_failures={k: v for k, v in xfail.items() if k == param_check})
 
 
 def check_plugin(kind: str, name: str, select=None, skip=()) -> list[CheckResult]:

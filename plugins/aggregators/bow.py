@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lfabench import PluginSpec, hookimpl
-from lfabench.aggregate import Aggregator
-from lfabench.bags import Bags
+from lfabench.sdk import Aggregator, Bags, PluginSpec, hookimpl
 
 from .codebooks import cached_kmeans, word_counts
 
@@ -39,7 +37,7 @@ class BoW(Aggregator):
     fit_size_params = ("n_clusters",)  # more clusters than training descriptors: refused before fitting
 
     def __init__(self, n_clusters: int = 256, normalize: str = "l1", max_training_descriptors: int = 100_000,
-                 kmeans_iter: int = 20, cache=False, random_state=None):
+                 kmeans_iter: int = 20, cache: bool | str = False, random_state=None):
         self.n_clusters = n_clusters
         self.normalize = normalize
         self.max_training_descriptors = max_training_descriptors

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lfabench.aggregate import FitDataError
-from lfabench.storage import cacheable_seed, cached_fit
-from lfabench.threads import serial_blas
+from lfabench.sdk import FitDataError, cacheable_seed, cached_fit, serial_blas
 
 
 def training_sample(X: np.ndarray, max_rows: int, random_state) -> np.ndarray:

@@ -39,13 +39,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from lfabench import PluginSpec, hookimpl
-from lfabench.aggregate import Aggregator, UndefinedCriterionError, annotated_class_sizes, describe_class_sizes
-from lfabench.bags import Bags
-from lfabench.params import COUNT_OR_ZERO
+from lfabench.sdk import (COUNT_OR_ZERO, POSITIVE, Aggregator, Bags, PluginSpec, UndefinedCriterionError,
+                          annotated_class_sizes, describe_class_sizes, hookimpl)
 
 from .softbow import LearnedSoftCodebook, SoftHistograms, codebook_gradient, nearest_distance_scale
-from .supervised import check_positive, class_indicator, codebook_start, lbfgs
+from .supervised import class_indicator, codebook_start, lbfgs
 
 
 def lda_trace_ratio(S: np.ndarray, Y: np.ndarray) -> tuple[float, np.ndarray, float, float]:
@@ -89,7 +87,7 @@ class DBoWs(LearnedSoftCodebook, Aggregator):
     random_state : int or None
     """
 
-    _parameter_constraints = {"max_iter": [COUNT_OR_ZERO]}
+    _parameter_constraints = {"softness": [POSITIVE], "max_iter": [COUNT_OR_ZERO]}
 
     supervised = True
     membership_distance = "sqeuclidean"
@@ -108,10 +106,6 @@ class DBoWs(LearnedSoftCodebook, Aggregator):
         self.random_state = random_state
 
     def _fit(self, bags: Bags, y):
-        name = type(self).__name__
-        check_positive(self.n_clusters, "n_clusters", name, integer=True)
-        check_positive(self.softness, "softness", name)
-        check_positive(self.max_iter, "max_iter", name, integer=True, allow_zero=True)
         Y = class_indicator(y, bags.n_samples)
         train, self.standardizer_, X, V0 = codebook_start(self, bags)
         sigma = self.softness * nearest_distance_scale(X, V0, "sqeuclidean")

@@ -26,9 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lfabench import PluginSpec, hookimpl
-from lfabench.aggregate import Aggregator
-from lfabench.bags import Bags
+from lfabench.sdk import Aggregator, Bags, PluginSpec, hookimpl
 
 from .codebooks import cached_kmeans, word_counts
 from .normalization import l2_normalize, signed_power
@@ -75,7 +73,8 @@ class DiffusionOnManifold(Aggregator):
     fit_size_params = ("n_clusters",)  # more clusters than training descriptors: refused before fitting
 
     def __init__(self, n_clusters: int = 1024, n_neighbors: int = 10, alpha: float = 0.9, power: float = 0.5,
-                 max_training_descriptors: int = 100_000, kmeans_iter: int = 20, cache=False, random_state=None):
+                 max_training_descriptors: int = 100_000, kmeans_iter: int = 20,
+                 cache: bool | str = False, random_state=None):
         self.n_clusters = n_clusters
         self.n_neighbors = n_neighbors
         self.alpha = alpha

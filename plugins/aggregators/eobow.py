@@ -36,10 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lfabench import PluginSpec, hookimpl
-from lfabench.aggregate import Aggregator
-from lfabench.bags import Bags
-from lfabench.params import COUNT_OR_ZERO
+from lfabench.sdk import COUNT_OR_ZERO, POSITIVE, Aggregator, Bags, PluginSpec, hookimpl
 
 from .softbow import (
     LearnedSoftCodebook,
@@ -50,7 +47,7 @@ from .softbow import (
     softmax_backward,
     softmax_rows,
 )
-from .supervised import check_positive, class_indicator, codebook_start, lbfgs
+from .supervised import class_indicator, codebook_start, lbfgs
 
 _EPS = 1e-12
 
@@ -99,7 +96,7 @@ class EOBoW(LearnedSoftCodebook, Aggregator):
     random_state : int or None
     """
 
-    _parameter_constraints = {"max_iter": [COUNT_OR_ZERO]}
+    _parameter_constraints = {"softness": [POSITIVE], "entropy_softness": [POSITIVE], "max_iter": [COUNT_OR_ZERO]}
 
     supervised = True
     membership_distance = "euclidean"
@@ -119,11 +116,6 @@ class EOBoW(LearnedSoftCodebook, Aggregator):
         self.random_state = random_state
 
     def _fit(self, bags: Bags, y):
-        name = type(self).__name__
-        check_positive(self.n_clusters, "n_clusters", name, integer=True)
-        check_positive(self.softness, "softness", name)
-        check_positive(self.entropy_softness, "entropy_softness", name)
-        check_positive(self.max_iter, "max_iter", name, integer=True, allow_zero=True)
         Y = class_indicator(y, bags.n_samples)
         train, self.standardizer_, X, V0 = codebook_start(self, bags)
         m_soft = self.softness * nearest_distance_scale(X, V0, "euclidean")

@@ -25,10 +25,7 @@ from typing import Literal
 
 import numpy as np
 
-from lfabench import PluginSpec, hookimpl
-from lfabench.aggregate import Aggregator
-from lfabench.bags import Bags
-from lfabench.storage import cacheable_seed, cached_fit
+from lfabench.sdk import Aggregator, Bags, PluginSpec, cacheable_seed, cached_fit, hookimpl
 
 from .codebooks import assign_nearest, kmeans_codebook, seed_of, training_sample
 from .gmm import fit_diag_gmm_em
@@ -181,7 +178,8 @@ class FisherVector(Aggregator):
 
     def __init__(self, n_components: int = 64, pca_components: int | None = 64, power: float = 0.5,
                  l2: bool = True, max_training_descriptors: int = 100_000, gmm_iter: int = 100,
-                 kmeans_iter: int = 20, em: Literal["float32", "sklearn"] = "float32", cache=False, random_state=None):
+                 kmeans_iter: int = 20, em: Literal["float32", "sklearn"] = "float32",
+                 cache: bool | str = False, random_state=None):
         self.n_components = n_components
         self.pca_components = pca_components
         self.power = power
@@ -194,8 +192,6 @@ class FisherVector(Aggregator):
         self.random_state = random_state
 
     def _fit(self, bags: Bags, y):
-        if self.em not in EM_SOLVERS:
-            raise ValueError(f"FisherVector: em must be one of {', '.join(EM_SOLVERS)}, got {self.em!r}")
         d = bags.dim
         p = self.pca_components
         if p is not None and int(p) < 1:

@@ -35,15 +35,11 @@ from typing import Literal
 import numpy as np
 from tqdm.auto import tqdm
 
-from lfabench import PluginSpec, hookimpl
-from lfabench.aggregate import Aggregator
-from lfabench.bags import Bags
-from lfabench.params import COUNT_OR_ZERO
+from lfabench.sdk import COUNT, COUNT_OR_ZERO, Aggregator, Bags, PluginSpec, hookimpl
 
 from .codebooks import seed_of
 from .fv import FisherVector
 from .normalization import l2_normalize
-from .supervised import check_positive
 from .whitening import PCAWhitening
 
 #: The dtype the networks train in: ``MLPClassifier`` keeps float32 input in float32 (weights, Adam),
@@ -74,7 +70,7 @@ class FVNN(Aggregator):
     random_state : int or None
     """
 
-    _parameter_constraints = {"n_estimators": [COUNT_OR_ZERO]}
+    _parameter_constraints = {"whiten_components": [COUNT], "n_estimators": [COUNT_OR_ZERO]}
 
     supervised = True
 
@@ -98,9 +94,6 @@ class FVNN(Aggregator):
         from sklearn.neural_network import MLPClassifier
 
         name = type(self).__name__
-        check_positive(self.whiten_components, "whiten_components", name, integer=True)
-        check_positive(self.n_estimators, "n_estimators", name, integer=True, allow_zero=True)
-        check_positive(self.max_iter, "max_iter", name, integer=True)
         hidden = tuple(int(h) for h in self.hidden_layer_sizes)
         if not hidden or min(hidden) < 1:
             raise ValueError(f"{name}: hidden_layer_sizes must be a non-empty tuple of positive ints, got "

@@ -24,9 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lfabench import PluginSpec, hookimpl
-from lfabench.aggregate import Aggregator
-from lfabench.bags import Bags
+from lfabench.sdk import Aggregator, Bags, PluginSpec, hookimpl
 
 from .democratic import democratic_weights
 from .normalization import l2_normalize, signed_power

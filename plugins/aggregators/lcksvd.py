@@ -65,12 +65,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from lfabench import PluginSpec, hookimpl
-from lfabench.aggregate import Aggregator, UndefinedCriterionError, annotated_class_sizes, describe_class_sizes
-from lfabench.bags import Bags
+from lfabench.sdk import (COUNT, COUNT_OR_ZERO, NON_NEGATIVE, Aggregator, Bags, PluginSpec, UndefinedCriterionError,
+                          annotated_class_sizes, describe_class_sizes, hookimpl)
 
 from .normalization import l2_normalize
-from .supervised import check_positive, class_indicator
+from .supervised import class_indicator
 
 
 def atoms_per_class(n_atoms: int, n_classes: int) -> np.ndarray:
@@ -111,6 +110,8 @@ class LCKSVD2(Aggregator):
     """
 
     supervised = True
+    _parameter_constraints = {"sparsity": [COUNT], "sqrt_alpha": [NON_NEGATIVE], "sqrt_beta": [NON_NEGATIVE],
+                              "n_iter": [COUNT_OR_ZERO], "init_iter": [COUNT_OR_ZERO]}
 
     def __init__(self, n_atoms: int = 450, sparsity: int = 30, sqrt_alpha: float = 4.0, sqrt_beta: float = 2.0,
                  n_iter: int = 50, init_iter: int = 20, max_training_descriptors: int = 30_000,
@@ -140,12 +141,6 @@ class LCKSVD2(Aggregator):
         from .omp import batch_omp, ksvd, normalize_atoms  # numba: a second at start-up, paid by LC-KSVD2 only
 
         name = type(self).__name__
-        check_positive(self.n_atoms, "n_atoms", name, integer=True)
-        check_positive(self.sparsity, "sparsity", name, integer=True)
-        check_positive(self.sqrt_alpha, "sqrt_alpha", name, allow_zero=True)
-        check_positive(self.sqrt_beta, "sqrt_beta", name, allow_zero=True)
-        check_positive(self.n_iter, "n_iter", name, integer=True, allow_zero=True)
-        check_positive(self.init_iter, "init_iter", name, integer=True, allow_zero=True)
         from sklearn.utils import check_random_state
 
         rng = check_random_state(self.random_state)

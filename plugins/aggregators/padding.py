@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from lfabench.bags import Bags
+from lfabench.sdk import Bags
 
 __all__ = ["padded_batches"]
 

@@ -26,10 +26,7 @@ import warnings
 
 import numpy as np
 
-from lfabench import PluginSpec, hookimpl
-from lfabench.aggregate import Aggregator
-from lfabench.bags import Bags
-from lfabench.storage import cacheable_seed, cached_fit
+from lfabench.sdk import Aggregator, Bags, PluginSpec, cacheable_seed, cached_fit, hookimpl
 
 from .codebooks import seed_of, training_sample
 from .lasso import LassoStats, lasso_codes
@@ -71,8 +68,8 @@ class SparseCoding(Aggregator):
 
     def __init__(self, n_atoms: int = 256, alpha: float = 0.15, normalize_descriptors: bool = True,
                  positive: bool = False, max_training_descriptors: int = 50_000, dict_iter: int = 10,
-                 batch_size: int = 256, chunk_descriptors: int = 20_000, lasso: str = "homotopy", cache=False,
-                 random_state=None):
+                 batch_size: int = 256, chunk_descriptors: int = 20_000, lasso: str = "homotopy",
+                 cache: bool | str = False, random_state=None):
         self.n_atoms = n_atoms
         self.alpha = alpha
         self.normalize_descriptors = normalize_descriptors

@@ -11,8 +11,7 @@ from __future__ import annotations
 import numpy as np
 from tqdm.auto import tqdm
 
-from lfabench.aggregate import check_labels
-from lfabench.bags import Bags
+from lfabench.sdk import Bags, check_labels
 
 from .codebooks import kmeans_codebook
 
@@ -94,17 +93,6 @@ def lbfgs(fun, x0: np.ndarray, max_iter: int, desc: str, tol: float = 1e-6) -> t
         res = minimize(once, x0, jac=True, method="L-BFGS-B", callback=callback,
                        options={"maxiter": int(max_iter), "ftol": tol, "gtol": 1e-8})
     return res.x, curve, str(res.message)
-
-
-def check_positive(value, name: str, owner: str, integer: bool = False, allow_zero: bool = False):
-    """``value`` unchanged, or a ValueError naming the parameter."""
-    ok = value is not None and (value >= 0 if allow_zero else value > 0)
-    if integer:
-        ok = ok and float(value) == int(value)
-    if not ok:
-        kind = "an integer" if integer else "a number"
-        raise ValueError(f"{owner}: {name} must be {kind} {'>= 0' if allow_zero else '> 0'}, got {value!r}")
-    return value
 
 
 def codebook_start(est, bags: Bags):

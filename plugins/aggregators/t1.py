@@ -45,13 +45,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from lfabench import PluginSpec, hookimpl
-from lfabench.aggregate import Aggregator
-from lfabench.bags import Bags
-from lfabench.params import COUNT_OR_ZERO
+from lfabench.sdk import COUNT_OR_ZERO, NON_NEGATIVE, POSITIVE, Aggregator, Bags, PluginSpec, hookimpl
 
 from .softbow import SoftHistograms, nearest_distance_scale, softmax_rows
-from .supervised import check_positive, class_indicator, codebook_start, lbfgs
+from .supervised import class_indicator, codebook_start, lbfgs
 
 
 def t1_loss_and_grad(theta: np.ndarray, hist: SoftHistograms, Y: np.ndarray, K: int, reg: float):
@@ -102,7 +99,7 @@ class T1(Aggregator):
     random_state : int or None
     """
 
-    _parameter_constraints = {"max_iter": [COUNT_OR_ZERO]}
+    _parameter_constraints = {"softness": [POSITIVE], "reg": [NON_NEGATIVE], "max_iter": [COUNT_OR_ZERO]}
 
     supervised = True
 
@@ -121,11 +118,6 @@ class T1(Aggregator):
         self.random_state = random_state
 
     def _fit(self, bags: Bags, y):
-        name = type(self).__name__
-        check_positive(self.n_clusters, "n_clusters", name, integer=True)
-        check_positive(self.softness, "softness", name)
-        check_positive(self.reg, "reg", name, allow_zero=True)
-        check_positive(self.max_iter, "max_iter", name, integer=True, allow_zero=True)
         Y = class_indicator(y, bags.n_samples)
         train, self.standardizer_, X, V = codebook_start(self, bags)
         sigma = self.softness * nearest_distance_scale(X, V, "sqeuclidean")

@@ -30,11 +30,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from lfabench import PluginSpec, hookimpl
-from lfabench.aggregate import Aggregator
-from lfabench.bags import Bags
-from lfabench.fingerprint import bags_fingerprint
-from lfabench.storage import array_fingerprint, cacheable_seed, cached_fit
+from lfabench.sdk import (Aggregator, Bags, PluginSpec, array_fingerprint, bags_fingerprint, cacheable_seed, cached_fit,
+                          hookimpl)
 
 from .codebooks import cached_kmeans, training_sample
 from .democratic import democratic_weights
@@ -82,7 +79,7 @@ class TriangulationEmbedding(Aggregator):
     def __init__(self, n_anchors: int = 16, n_components: int | None = None, democratic: bool = True,
                  sinkhorn_iter: int = 10, power: float = 0.5, rotate: bool = True,
                  max_training_descriptors: int = 100_000, max_whitening_descriptors: int = 50_000,
-                 kmeans_iter: int = 20, cache=False, random_state=None):
+                 kmeans_iter: int = 20, cache: bool | str = False, random_state=None):
         self.n_anchors = n_anchors
         self.n_components = n_components
         self.democratic = democratic

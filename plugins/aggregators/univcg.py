@@ -33,11 +33,9 @@ from __future__ import annotations
 import numpy as np
 from tqdm.auto import tqdm
 
-from lfabench import PluginSpec, hookimpl
-from lfabench.aggregate import Aggregator
-from lfabench.bags import Bags
+from lfabench.sdk import COUNT, NON_NEGATIVE, Aggregator, Bags, PluginSpec, hookimpl
 
-from .supervised import Standardizer, check_positive, class_indicator, per_image_sample
+from .supervised import Standardizer, class_indicator, per_image_sample
 
 
 def best_stump(f: np.ndarray, z: np.ndarray, w: np.ndarray) -> tuple[float, float, float]:
@@ -88,6 +86,7 @@ class UniVCG(Aggregator):
     """
 
     supervised = True
+    _parameter_constraints = {"n_rounds": [COUNT], "ridge": [NON_NEGATIVE]}
 
     def __init__(self, n_rounds: int = 20, ridge: float = 1e-3, descriptors_per_image: int | None = 30,
                  random_state=None):
@@ -97,9 +96,6 @@ class UniVCG(Aggregator):
         self.random_state = random_state
 
     def _fit(self, bags: Bags, y):
-        name = type(self).__name__
-        check_positive(self.n_rounds, "n_rounds", name, integer=True)
-        check_positive(self.ridge, "ridge", name, allow_zero=True)
         Y = class_indicator(y, bags.n_samples)
         train = per_image_sample(bags, self.descriptors_per_image, self.random_state)
         self.standardizer_ = Standardizer().fit(train.descriptors)

@@ -21,10 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lfabench import PluginSpec, hookimpl
-from lfabench.aggregate import Aggregator
-from lfabench.bags import Bags
-from lfabench.lazy import LazyModule
+from lfabench.sdk import Aggregator, Bags, LazyModule, PluginSpec, hookimpl
 
 from .codebooks import assign_nearest, cached_kmeans
 from .normalization import intra_normalize, l2_normalize, signed_power
@@ -76,7 +73,8 @@ class VLAD(Aggregator):
     fit_size_params = ("n_clusters",)  # more clusters than training descriptors: refused before fitting
 
     def __init__(self, n_clusters: int = 64, power: float = 0.5, intra_norm: bool = True, l2: bool = True,
-                 max_training_descriptors: int = 100_000, kmeans_iter: int = 20, cache=False, random_state=None):
+                 max_training_descriptors: int = 100_000, kmeans_iter: int = 20,
+                 cache: bool | str = False, random_state=None):
         self.n_clusters = n_clusters
         self.power = power
         self.intra_norm = intra_norm

@@ -33,10 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
-from lfabench import PluginSpec, hookimpl
-from lfabench.dataroot import dataset_root, missing_error
-from lfabench.dataset import Dataset, RetrievalGroundTruth, file_digest
-from lfabench.plugin import DatasetProtocol
+from lfabench.sdk import (Dataset, DatasetProtocol, PluginSpec, RetrievalGroundTruth, dataset_root, file_digest,
+                          hookimpl, missing_error)
 
 from .imagefolder import image_files
 
@@ -144,7 +142,8 @@ def _read(path: str) -> np.ndarray:
     return image
 
 
-def load_copy_detection(root: str | None = None, n_originals: int | None = None, families=FAMILIES,
+def load_copy_detection(root: str | None = None, n_originals: int | None = None,
+                        families: str | list[str] | tuple[str, ...] = FAMILIES,
                         copies_per_family: int = 1, seed: int = 0) -> Dataset:
     """Copies of the photographs under ``root`` (default: the copy registered as ``copy_detection``).
 

@@ -14,11 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lfabench import PluginSpec, hookimpl
-from lfabench.dataroot import dataset_root, missing_error
-from lfabench.dataset import Dataset
-from lfabench.download import Resource
-from lfabench.plugin import DatasetProtocol
+from lfabench.sdk import Dataset, DatasetProtocol, PluginSpec, Resource, dataset_root, hookimpl, missing_error
 
 N_IMAGES, N_CLASSES = 11788, 200
 LISTS = ("images.txt", "image_class_labels.txt", "train_test_split.txt")

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lfabench import PluginSpec, hookimpl
-from lfabench.dataset import Dataset
-from lfabench.plugin import DatasetProtocol
+from lfabench.sdk import Dataset, DatasetProtocol, PluginSpec, hookimpl
 
 
 def load_digits_dataset(n_samples: int | None = None) -> Dataset:

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import functools
 
-from lfabench import PluginSpec, hookimpl
-from lfabench.dataroot import registered_as
-from lfabench.plugin import default_params
+from lfabench.sdk import PluginSpec, default_params, hookimpl, registered_as
 
 from . import imagefolder, retrieval_folder
 

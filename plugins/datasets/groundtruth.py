@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lfabench.dataset import Dataset, RetrievalGroundTruth
+from lfabench.sdk import Dataset, RetrievalGroundTruth
 
 from .gtcheck import disjoint, duplicated, image_name, index_list, not_its_own, query_box, shown
 
@@ -167,7 +167,7 @@ def retrieval_dataset(name: str, base: Path, database: list[str], database_paths
     database image among its own positives (it is removed from its ranking: never found); ``source`` (the ground
     truth file) is named in errors.
     """
-    from lfabench.dataroot import missing_error
+    from lfabench.sdk import missing_error
 
     index = {n: i for i, n in enumerate(database)}
     if len(index) != len(database):

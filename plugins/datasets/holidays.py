@@ -21,11 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-from lfabench import PluginSpec, hookimpl
-from lfabench.dataroot import dataset_root, missing_error
-from lfabench.dataset import Dataset, RetrievalGroundTruth
-from lfabench.download import Resource
-from lfabench.plugin import DatasetProtocol
+from lfabench.sdk import (Dataset, DatasetProtocol, PluginSpec, Resource, RetrievalGroundTruth, dataset_root, hookimpl,
+                          missing_error)
 
 N_IMAGES, N_GROUPS = 1491, 500
 LIST_FILE = "holidays_images.dat"

@@ -37,11 +37,8 @@ from pathlib import Path
 
 import numpy as np
 
-from lfabench import PluginSpec, hookimpl
-from lfabench.dataroot import dataset_root, missing_error
-from lfabench.dataset import Dataset, RetrievalGroundTruth
-from lfabench.download import Resource
-from lfabench.plugin import DatasetProtocol
+from lfabench.sdk import (Dataset, DatasetProtocol, PluginSpec, Resource, RetrievalGroundTruth, dataset_root, hookimpl,
+                          missing_error)
 
 from .gtcheck import disjoint, image_name, index_list, query_box
 

@@ -17,10 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lfabench import PluginSpec, hookimpl
-from lfabench.dataroot import dataset_root, missing_error
-from lfabench.dataset import Dataset
-from lfabench.plugin import DatasetProtocol
+from lfabench.sdk import Dataset, DatasetProtocol, PluginSpec, dataset_root, hookimpl, missing_error
 
 from .groundtruth import read_csv, read_distractors, read_gnd, read_json, retrieval_dataset
 from .imagefolder import image_files

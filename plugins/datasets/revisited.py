@@ -21,11 +21,7 @@ of every query (label ``-1``). The gnd file is read with a restricted unpickler 
 
 from __future__ import annotations
 
-from lfabench import PluginSpec, hookimpl
-from lfabench.dataroot import dataset_root, missing_error
-from lfabench.dataset import Dataset
-from lfabench.download import Resource
-from lfabench.plugin import DatasetProtocol
+from lfabench.sdk import Dataset, DatasetProtocol, PluginSpec, Resource, dataset_root, hookimpl, missing_error
 
 from .groundtruth import read_distractors, read_gnd, retrieval_dataset
 

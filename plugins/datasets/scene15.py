@@ -14,10 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lfabench import PluginSpec, hookimpl
-from lfabench.dataroot import dataset_root, missing_error
-from lfabench.dataset import Dataset
-from lfabench.plugin import DatasetProtocol
+from lfabench.sdk import Dataset, DatasetProtocol, PluginSpec, dataset_root, hookimpl, missing_error
 
 #: Official per-class image counts (Lazebnik et al. 2006; 4,485 in total).
 CLASS_COUNTS = {

@@ -16,10 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lfabench import PluginSpec, hookimpl
-from lfabench.bags import Bags
-from lfabench.dataset import Dataset, RetrievalGroundTruth
-from lfabench.plugin import DatasetProtocol
+from lfabench.sdk import Bags, Dataset, DatasetProtocol, PluginSpec, RetrievalGroundTruth, hookimpl
 
 
 def make_synthetic(n_classes: int = 2, samples_per_class: int = 50, descriptors_per_sample: int = 20,

@@ -31,11 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lfabench import PluginSpec, hookimpl
-from lfabench.dataroot import dataset_root, missing_error
-from lfabench.dataset import Dataset
-from lfabench.download import Resource
-from lfabench.plugin import DatasetProtocol
+from lfabench.sdk import Dataset, DatasetProtocol, PluginSpec, Resource, dataset_root, hookimpl, missing_error
 
 CLASSES = ("aeroplane", "bicycle", "bird", "boat", "bottle", "bus", "car", "cat", "chair", "cow", "diningtable",
            "dog", "horse", "motorbike", "person", "pottedplant", "sheep", "sofa", "train", "tvmonitor")

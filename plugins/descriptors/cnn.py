@@ -20,8 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lfabench import PluginSpec, hookimpl
-from lfabench.describe import Descriptor
+from lfabench.sdk import Descriptor, PluginSpec, hookimpl
 
 from .localfeatures import select_strongest
 

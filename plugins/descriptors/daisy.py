@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from lfabench import PluginSpec, hookimpl
-from lfabench.describe import Descriptor
+from lfabench.sdk import Descriptor, PluginSpec, hookimpl
 
 from .localfeatures import (
+    CONSTRAINTS,
     SPREAD_RULE,
     STRONGEST_RULE,
     check_long_side,
@@ -45,13 +45,13 @@ class DAISY(Descriptor):
     keypoint_fields = ("x", "y", "scale")
     keypoint_extent = 2.0  # scale = radius: the disc of the outer ring fits a square of side 2 * radius
 
+    _parameter_constraints = CONSTRAINTS  # max_keypoints, long_side
+
     def __init__(self, max_keypoints: int | None = 150, keypoints: str = "dog", step: int = 4, radius: int = 15,
                  rings: int = 3, histograms: int = 8, orientations: int = 8, contrast_threshold: float = 0.04,
                  long_side: int | None = None):
         if keypoints not in ("dog", "dense"):
             raise ValueError(f"daisy: keypoints must be 'dog' or 'dense', got {keypoints!r}")
-        if max_keypoints is not None and int(max_keypoints) < 0:
-            raise ValueError(f"daisy: max_keypoints must be >= 0 (0 or null = no cap), got {max_keypoints}")
         if int(step) < 1 or int(radius) < 1:
             raise ValueError(f"daisy: step and radius must be >= 1, got {step}, {radius}")
         self.max_keypoints = None if not max_keypoints else int(max_keypoints)

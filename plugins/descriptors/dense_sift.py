@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from lfabench import PluginSpec, hookimpl
-from lfabench.describe import Descriptor
+from lfabench.sdk import Descriptor, PluginSpec, hookimpl
 
 from .localfeatures import (
+    CONSTRAINTS,
     SPREAD_RULE,
     check_long_side,
     config_defaults,
@@ -37,12 +37,12 @@ class DenseSIFT(Descriptor):
     keypoint_extent = 12.0  # OpenCV's support is 6 * size = 12 * scale: patch_size pixels
     selection_rule = SPREAD_RULE
 
+    _parameter_constraints = CONSTRAINTS  # max_keypoints, long_side
+
     def __init__(self, step: int = 8, patch_size: int = 16, max_keypoints: int | None = None, root_sift: bool = False,
                  long_side: int | None = None):
         if int(step) < 1 or int(patch_size) < 4:
             raise ValueError(f"dense_sift: step must be >= 1 and patch_size >= 4, got {step}, {patch_size}")
-        if max_keypoints is not None and int(max_keypoints) < 0:
-            raise ValueError(f"dense_sift: max_keypoints must be >= 0, got {max_keypoints}")
         self.step = int(step)
         self.patch_size = int(patch_size)
         self.max_keypoints = None if not max_keypoints else int(max_keypoints)

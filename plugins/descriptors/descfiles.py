@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lfabench.describe import DescriptorDataError  # a ValueError naming the file: one message, exit 2
+from lfabench.sdk import DescriptorDataError
 
 
 def read_fvecs(path: Path) -> tuple[np.ndarray, None]:

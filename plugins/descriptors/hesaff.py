@@ -23,11 +23,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from lfabench import PluginSpec, hookimpl
-from lfabench.bags import KEYPOINT_FIELDS
-from lfabench.describe import Descriptor
+from lfabench.sdk import KEYPOINT_FIELDS, Descriptor, PluginSpec, hookimpl
 
 from .localfeatures import (
+    CONSTRAINTS,
     check_long_side,
     config_defaults,
     daisy_grid,
@@ -54,13 +53,13 @@ class HessianAffine(Descriptor):
     keypoint_fields = KEYPOINT_FIELDS
     selection_rule = HESAFF_RULE
 
+    _parameter_constraints = CONSTRAINTS  # max_keypoints, long_side
+
     def __init__(self, max_keypoints: int | None = 90, descriptor: str = "sift", threshold: float = 16.0 / 3.0,
                  affine_invariance: bool = True, rotation_invariance: bool = False,
                  long_side: int | None = None):
         if descriptor not in ("sift", "daisy"):
             raise ValueError(f"hesaff: descriptor must be 'sift' or 'daisy', got {descriptor!r}")
-        if max_keypoints is not None and int(max_keypoints) < 0:
-            raise ValueError(f"hesaff: max_keypoints must be >= 0 (0 or null = no cap), got {max_keypoints}")
         _pyhesaff()  # fail at construction, not deep inside a run
         self.max_keypoints = None if not max_keypoints else int(max_keypoints)
         self.descriptor = descriptor

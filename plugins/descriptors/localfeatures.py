@@ -25,11 +25,13 @@ import numbers
 
 import numpy as np
 
-from lfabench.images import to_uint8
-from lfabench.plugin import default_params
+from lfabench.sdk import COUNT, COUNT_OR_ZERO, default_params, to_uint8
 
 #: Opt-in parameters left out of the default configs (a run that does not name them keeps its setting key).
 OPT_IN_PARAMS = ("long_side",)
+#: The ranges the extractors of this folder share (checked by lfabench.params): a per-image cap of 0 or null keeps
+#: every keypoint; long_side resizes to that many pixels, null keeps the image's size.
+CONSTRAINTS = {"max_keypoints": [COUNT_OR_ZERO, None], "long_side": [COUNT, None]}
 
 STRONGEST_RULE = ("strongest detector response first; ties broken by smaller y, then smaller x, then larger "
                   "scale, then smaller orientation; the first max_keypoints are kept")
@@ -72,7 +74,8 @@ def config_defaults(factory) -> dict:
 
 
 def check_long_side(plugin: str, long_side) -> int | None:
-    """``long_side`` as an int, or None (no resizing); a ValueError naming ``plugin`` otherwise."""
+    """``long_side`` as an int, or None (no resizing). Its range is declared in :data:`CONSTRAINTS` and checked by
+    lfabench before the extractor is built; a value that bypassed that check is a ValueError naming ``plugin``."""
     if long_side is None:
         return None
     if isinstance(long_side, bool) or not isinstance(long_side, numbers.Integral) or int(long_side) < 1:

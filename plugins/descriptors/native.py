@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from lfabench import PluginSpec, hookimpl
-from lfabench.bags import Bags
-from lfabench.dataset import Dataset
-from lfabench.describe import Descriptor
+from lfabench.sdk import Bags, Dataset, Descriptor, PluginSpec, hookimpl
 
 
 class Native(Descriptor):

@@ -24,10 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-from lfabench import PluginSpec, hookimpl
-from lfabench.bags import KEYPOINT_FIELDS, descriptor_dtype_problem
-from lfabench.describe import Descriptor, DescriptorDataError, as_float32
-from lfabench.params import Interval
+from lfabench.sdk import (KEYPOINT_FIELDS, Descriptor, DescriptorDataError, Interval, PluginSpec, as_float32,
+                          descriptor_dtype_problem, hookimpl)
 
 from .descfiles import READERS, open_hdf5, read_hdf5_item
 
@@ -57,8 +55,6 @@ class Precomputed(Descriptor):
         has_siftgeo = format == "siftgeo" or (format == "auto" and p.is_dir() and next(p.rglob("*.siftgeo"), None))
         fields = KEYPOINT_FIELDS if has_siftgeo else ("x", "y")
         self.keypoint_fields = tuple(keypoint_fields) if keypoint_fields else fields
-        if max_keypoints is not None and (isinstance(max_keypoints, bool) or int(max_keypoints) < 1):
-            raise ValueError(f"precomputed: max_keypoints must be >= 1 or null (all rows), got {max_keypoints!r}")
         self.max_keypoints = None if max_keypoints is None else int(max_keypoints)
         self._h5 = None
 

@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from lfabench import PluginSpec, hookimpl
-from lfabench.describe import Descriptor
+from lfabench.sdk import Descriptor, PluginSpec, hookimpl
 
 from .localfeatures import (
+    CONSTRAINTS,
     STRONGEST_RULE,
     check_long_side,
     config_defaults,
@@ -44,11 +44,11 @@ class SIFT(Descriptor):
     keypoint_extent = 12.0
     selection_rule = STRONGEST_RULE
 
+    _parameter_constraints = CONSTRAINTS  # max_keypoints, long_side
+
     def __init__(self, max_keypoints: int | None = 90, root_sift: bool = False, contrast_threshold: float = 0.04,
                  edge_threshold: float = 10.0, sigma: float = 1.6, n_octave_layers: int = 3,
                  long_side: int | None = None):
-        if max_keypoints is not None and int(max_keypoints) < 0:
-            raise ValueError(f"sift: max_keypoints must be >= 0 (0 or null = no cap), got {max_keypoints}")
         self.max_keypoints = None if not max_keypoints else int(max_keypoints)
         self.root_sift = bool(root_sift)
         self.contrast_threshold = float(contrast_threshold)

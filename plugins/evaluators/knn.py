@@ -35,15 +35,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from lfabench import PluginSpec, hookimpl
-from lfabench.plugin import default_params
-from lfabench.dataset import Dataset
-from lfabench.evaluate import Evaluator, Split
 from lfabench.evaluation import fit_metric_space, knn_predict, label_predictions
 from lfabench.evaluation.search import METRICS
 from lfabench.evaluation.whitening import COVARIANCE_ESTIMATORS
 
-from lfabench.splits import labelled_subset, stratified_split
+from lfabench.sdk import (Dataset, Evaluator, PluginSpec, Split, default_params, hookimpl, labelled_subset,
+                          stratified_split)
 
 
 #: ``split_protocol`` values: None = the dataset's official split where it has one, else stratified.

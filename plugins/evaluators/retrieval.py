@@ -45,17 +45,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from lfabench import PluginSpec, hookimpl
-from lfabench.bags import Bags
-from lfabench.dataset import Dataset, RetrievalGroundTruth
-from lfabench.evaluate import Evaluator, Split
 from lfabench.evaluation import (query_places, ranked_list_from_places, ranking_key_blocks, ranking_prefix,
                                  retrieval_predictions, revisited_metrics, revisited_scores, scores_from_places)
 from lfabench.evaluation.largescale import IVFPQ_MIN_DATABASE, LARGE_METRICS, ChunkedDatabase, large_search
-from lfabench.plugin import default_params
 from lfabench.evaluation.search import METRICS
 
-from lfabench.splits import labelled_classes, labelled_subset
+from lfabench.sdk import (Bags, Dataset, Evaluator, PluginSpec, RetrievalGroundTruth, Split, default_params, hookimpl,
+                          labelled_classes, labelled_subset)
 
 from .boxes import check_query_boxes
 
@@ -78,7 +74,8 @@ class Retrieval(Evaluator):
     primary_metric = "mAP"  # precision@k are shown beside it, not ranked
 
     def __init__(self, metric: str = "euclidean", p: float | None = None, covariance: str = "auto",
-                 query_region: str = "bbox", precision_at=(1, 5, 10), labelled_fraction: float = 0.2,
+                 query_region: str = "bbox", precision_at: int | list[int] | tuple[int, ...] = (1, 5, 10),
+                 labelled_fraction: float = 0.2,
                  search: str = "full", shortlist: int = 1000, memory_budget_gb: float = 4.0,
                  labelled_unit: str = "sample", clip_boxes: bool = False):
         if metric not in METRICS:

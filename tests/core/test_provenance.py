@@ -93,13 +93,19 @@ def test_a_record_carries_complete_provenance_and_its_diff(tmp_path, monkeypatch
     assert provenance.missing_provenance({"schema_version": 1}) == ["no provenance (a record of an older format)"]
 
 
-def test_version_follows_the_checkout():
+def test_version_is_the_release_of_the_source_and_names_the_checkouts_commit():
+    import lfabench
+    from packaging.version import Version
+
     out = run_cli(["--version"], cwd=REPO).stdout.strip()
     assert out == f"lfabench {provenance.source_version()}"
+    assert lfabench.__version__ == "0.2.0" and Version(lfabench.__version__) >= Version("0.2.0")
+    version = Version(provenance.source_version())
+    assert version.public == lfabench.__version__
     if provenance.checkout_root() is None:
         pytest.skip("lfabench is not running from a git checkout")
-    short = _git(REPO, "rev-parse", "--short=7", "HEAD").strip()
-    assert f"+g{short}" in out  # setuptools-scm names the commit
+    head = _git(REPO, "rev-parse", "HEAD").strip()
+    assert version.local == f"g{head[:9]}" + (".dirty" if provenance.source_state().dirty else "")
 
 
 def test_non_finite_values_anywhere_still_give_a_record_with_a_digest(tmp_path):

@@ -130,7 +130,7 @@ def test_reproduce_accepts_another_cpu_kind_only_when_asked_and_only_with_the_sa
     copy = _copy(board, tmp_path)
     for path in _records(copy):
         rec = json.loads(path.read_text())
-        rec["host"]["cpu_simd"] = ["SSE2"]          # the record's machine: another CPU kind
+        rec["provenance"]["environment"]["cpu_flags"] = ["sse2"]   # the record's machine: another CPU kind
         rec["fingerprints"]["fitted"] = "0" * 64     # its codebook differed in its last bits
         path.write_text(json.dumps(rec))
     outcome = rerun(_records(copy)[0], use_cache=False)

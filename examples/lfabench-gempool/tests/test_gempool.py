@@ -26,5 +26,5 @@ def test_p_one_is_mean_of_absolute_values_and_large_p_tends_to_max():
 
 def test_p_below_one_is_refused():
     bags = Bags.from_list([np.ones((2, 2))])
-    with pytest.raises(ValueError, match="p must be >= 1"):
+    with pytest.raises(ValueError, match=r"GeMPool: parameter p=0.5 must be a float in the range \[1.0, inf\)"):
         GeMPool(p=0.5).fit(bags)

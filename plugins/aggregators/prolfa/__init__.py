@@ -16,12 +16,11 @@ One solver per model, chosen in :mod:`.fit` (:func:`fit_prolfa`): cBCD for the c
   (each column's exact weights on its support);
 * pairwise Frank-Wolfe: :mod:`.pairwise_fw` (block majorise-minimise with pairwise steps, stopping on the
   Frank-Wolfe gap);
-* deprecated routes (removed in the next release): :mod:`.dense` (C held whole on NumPy or a GPU),
-  :mod:`.pairwise_fw_cuda` (pairwise Frank-Wolfe's GPU kernels), :mod:`.arrays` (their array module);
 * the descriptors: :mod:`.normalize` (normalisation), :mod:`.featuremap` (the explicit kernel feature map),
   :mod:`.dedup` (identical descriptors are one candidate).
 
-The aggregator plugins ``prolfa`` and ``semi_prolfa`` (``plugin.py`` beside it) wrap :func:`fit_prolfa`.
+The aggregator plugins ``prolfa`` and ``semi_prolfa`` (``plugin.py`` beside it) wrap :func:`fit_prolfa`. The public
+surface (the plugins' parameters, :class:`SolverOptions`, what a fit records) is documented in docs/methods/prolfa.md.
 """
 
 from .dedup import distinct_rows, expand_rows

@@ -8,29 +8,13 @@ Outer iteration ``k``:
    C-step (:mod:`.cbcd_cstep`), ``Lambda += mu (Z - C)``; stops when
    ``||Z - C||_inf <= admm_tol`` and ``||Z^{t+1} - Z^t||_inf <= admm_tol`` (the
    paper's rule) or after ``max_iter_admm`` iterations.
-2. Safeguard: the inexact, non-convex ADMM can raise ``J`` (notes, pitfall 4). On the capped model, see
-   below. On the plain simplex (reached here only by the deprecated ``backend="sparse"``): ``J(C_k + s (C_admm - C_k), W_k)`` is a quadratic in ``s``;
-   we take its exact minimiser over ``s in [0, s_max]``, where ``s_max`` is the
-   largest ``s <= extrapolate`` keeping every entry ``>= 0`` (column sums stay 1
-   because the direction's column sums are 0, so the whole segment is feasible).
-   ``s = 0`` is allowed, so ``J`` never increases in this step; ``s > 1``
-   continues along the ADMM direction, which shortens the slow linear tail of
-   the outer loop (on moon.mat: 19-47 outer iterations at ``s <= 1``, 23-29 with
-   ``extrapolate = 8``). When ``s < STALL_STEP`` (0.05) the ADMM move is deemed
-   stalled and a monotone projected-gradient step on ``fit + lambda1 E`` (with
-   the exclusivity curvature in its descent test) replaces it: without this, a
-   poor ADMM move (``mu`` too small for ``lambda1``) gives ``s ~ 0``, ``J``
-   barely moves and the relative-change test reports a false convergence (seen
-   at Scene-15 scale with ``mu = 1``: "converged" after 3 iterations).
+2. Safeguard: the inexact, non-convex ADMM can raise ``J`` (notes, pitfall 4). ADMM runs on the working
+   set only, the monotone projected-gradient step on ``fit + lambda1 E`` is computed every outer iteration,
+   and the lower of the two points (by exact ``J(., W_k)``) is kept (the ADMM result only if it lowers
+   ``J``). Then, for ``2 <= k <= 8``, every column's weights move to the exact minimiser of ``J(., W_k)`` on
+   that column's support, the joint move scaled by an exact line search (:mod:`.cbcd_facestep`; ``J`` never
+   increases).
 3. W-step (:mod:`.wstep`): exact minimiser, so ``J`` never increases.
-
-With ``max_support = k`` (the k-sparse simplex model option, see
-:func:`fit_cbcd`), step 2: ADMM runs on the working set only, the
-monotone projected-gradient step is computed every outer iteration, and the
-lower of the two points (by exact ``J(., W_k)``) is kept. Then, for ``2 <= k <= 8`` (``face_step=False``,
-deprecated, skips it), every column's weights move to
-the exact minimiser of ``J(., W_k)`` on that column's support, the joint move
-scaled by an exact line search (:mod:`.cbcd_facestep`; ``J`` never increases).
 
 The working set of an iteration comes from an exact candidate search (the
 rows of most negative gradient per column) on every ``search_every``-th
@@ -54,7 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lfabench.lazy import LazyModule
+from lfabench.sdk import LazyModule
 
 from .cbcd_cstep import CandidatesExhausted, c_step, gather_rows, working_set
 from .cbcd_facestep import MAX_FACE_SUPPORT, face_step
@@ -64,7 +48,6 @@ from .problem import (
     exclusivity,
     first_trial_step,
     fit_loss,
-    frank_wolfe_gap,
     gradient_factor,
     line_coefficients,
     lipschitz_bound,
@@ -79,52 +62,9 @@ from .cbcd_zstep import reweighted_z_step
 
 sp = LazyModule("scipy.sparse")  # imported at first use: a third of a second at start-up
 
-__all__ = ["ProLFAResult", "fit_cbcd", "one_hot_start", "line_search_weight"]
+__all__ = ["ProLFAResult", "fit_cbcd", "one_hot_start"]
 
 log = logging.getLogger("lfabench_plugins.aggregators.prolfa")
-
-#: A line-search weight below this counts as a stalled ADMM move: the projected-gradient step replaces it.
-STALL_STEP = 0.05
-
-
-def line_search_weight(pb: Problem, W: np.ndarray, H: np.ndarray, C0: sp.csc_matrix, D: sp.csc_matrix,
-                       s_max: float = 1.0) -> float:
-    """``argmin_{s in [0, s_max]} J(C0 + s D, W)``, exactly (``J`` is quadratic in ``s``).
-
-    ``H`` is the gradient factor at ``C0``; ``C0 + s D`` must stay >= 0 on
-    ``[0, s_max]`` (see :func:`max_feasible_step`). Sparse-matrix front end of
-    :func:`line_search_entries`.
-    """
-    N, n_cols = C0.shape
-    k0, v0 = from_csc(C0)
-    kd, vd = from_csc(D)
-    keys = union_keys(k0, kd)
-    rows, cols = split_keys(keys, N)
-    return line_search_entries(pb, W, H, rows, cols, align(k0, v0, keys), align(kd, vd, keys), n_cols, s_max)
-
-
-def line_search_entries(pb: Problem, W: np.ndarray, H: np.ndarray, rows: np.ndarray, cols: np.ndarray,
-                        c0: np.ndarray, dv: np.ndarray, n_cols: int, s_max: float = 1.0,
-                        Xw: np.ndarray | None = None) -> float:
-    """``argmin_{s in [0, s_max]} J(C0 + s D, W)`` for ``C0``, ``D`` given by their values on shared sorted keys.
-
-    The exclusivity part is
-    ``E(C0 + sD) = E(C0) + 2 s (r0.rho - <C0, D>) + s^2 (rho.rho - ||D||^2)``
-    with ``r0``/``rho`` the row sums of ``C0``/``D`` (valid while all entries of ``C0 + sD`` are >= 0).
-    """
-    a, b = line_coefficients(pb, W, H, rows, cols, c0, dv, n_cols, Xw=Xw)
-    if b > 0:
-        return float(np.clip(-a / (2.0 * b), 0.0, s_max))
-    return s_max if a * s_max + b * s_max * s_max < 0 else 0.0
-
-
-def max_feasible_step(c0: np.ndarray, dv: np.ndarray, cap: float) -> float:
-    """The largest ``s <= cap`` with ``c0 + s dv >= 0`` (column sums of ``dv`` are 0, so sums stay 1)."""
-    neg = dv < 0
-    if not neg.any():
-        return float(cap)
-    return float(min(cap, np.min(c0[neg] / -dv[neg])))
-
 
 def _gradient_step(pb: Problem, W: np.ndarray, H_k: np.ndarray, ws, full_ws, c_k: np.ndarray, t_prev: float,
                    backtracking: bool, max_dense: int, k_cand: int, ksup: int | None,
@@ -148,9 +88,7 @@ def _gradient_step(pb: Problem, W: np.ndarray, H_k: np.ndarray, ws, full_ws, c_k
         # next outer iteration's search brings the rows in
         res = c_step(pb, W, H_k, full_ws.restricted(), *fb_args, row_extra=2.0 * pb.lambda1 * r,
                      exclusive=True, max_support=ksup)
-        if ksup is None:
-            k_cand = min(4 * k_cand, N)
-        # capped model: no wider search (measured at Scene-15 scale: 4x wider lists cost 3x per
+        # no wider search (measured at Scene-15 scale: 4x wider lists cost 3x per
         # iteration); the step is then exact on the working set (stored support + the k_cand rows of
         # most negative fit gradient per column), still a descent step
         stats["restricted_steps"] = stats.get("restricted_steps", 0) + 1
@@ -236,10 +174,9 @@ def _admm(pb: Problem, W: np.ndarray, H_k: np.ndarray, ws, cur: _Iterate, search
     max_dense = max(8, dbar // 50)
     c_k = align(cur.keys, cur.c, ws.keys)
     cw, zw, lw = c_k.copy(), align(cur.keys, cur.z, ws.keys), align(cur.keys, cur.lam, ws.keys)
-    if ksup is not None:
-        # capped model: ADMM runs on the working set only (never widens the search); the
-        # gradient step, computed every iteration, is the exact one (dense columns if needed)
-        ws = ws.restricted()
+    # ADMM runs on the working set only (never widens the search); the gradient step, computed every
+    # iteration, is the exact one (dense columns if needed)
+    ws = ws.restricted()
     H, n_admm = H_k, 0
     for _ in range(opts.max_iter_admm):
         n_admm += 1
@@ -283,50 +220,32 @@ def _descent_point(pb: Problem, W: np.ndarray, H_k: np.ndarray, ws, full_ws, c_k
                    t_step: float, opts: FitOptions, stats: dict):
     """The safeguard: the accepted point for ``J(., W_k)``, never above ``C_k`` (see the module docstring).
 
-    Plain simplex: the exact line search on the segment ``C_k -> C_admm`` (extrapolated up to
-    ``extrapolate``), with the monotone projected-gradient step when the line search stalls.
-    Capped model: the better of the ADMM result and the gradient step (each rejected unless it descends).
+    The better of the ADMM result and the gradient step (each rejected unless it descends).
     Returns ``(keys, c, z, lam, s)``.
     """
     N, dbar, ksup = pb.n_descriptors, opts.n_prototypes, opts.max_support
     backtracking, max_dense = opts.step == "backtracking", max(8, dbar // 50)
     dv = cw - c_k
-    if ksup is None:
-        s_max = max_feasible_step(c_k, dv, opts.extrapolate)
-        s = line_search_entries(pb, W, H_k, ws.rows, ws.cols, c_k, dv, dbar, s_max, Xw=ws.Xw)
-        use_grad = s < STALL_STEP
-        grad_step = None
-    else:
-        # capped model: segments leave the k-sparse set, so compare the two candidate points
-        # (ADMM result, gradient step), each a descent step or rejected, by their exact J(., W_k)
-        a, b = line_coefficients(pb, W, H_k, ws.rows, ws.cols, c_k, dv, dbar, Xw=ws.Xw)
-        grad_step = _gradient_step(pb, W, H_k, ws, full_ws, c_k, t_step, backtracking, max_dense, search.k_cand,
-                                   ksup, stats)
-        fk, fv, search.k_cand = grad_step
-        ug = union_keys(ws.keys, fk)
-        c0g = align(ws.keys, c_k, ug)
-        rg, cg = split_keys(ug, N)
-        ag, bg = line_coefficients(pb, W, H_k, rg, cg, c0g, align(fk, fv, ug) - c0g, dbar)
-        use_grad = a + b >= 0 or ag + bg <= a + b
-        s = 0.0 if use_grad else 1.0
+    # segments leave the k-sparse set, so compare the two candidate points (ADMM result, gradient step),
+    # each a descent step or rejected, by their exact J(., W_k)
+    a, b = line_coefficients(pb, W, H_k, ws.rows, ws.cols, c_k, dv, dbar, Xw=ws.Xw)
+    fk, fv, search.k_cand = _gradient_step(pb, W, H_k, ws, full_ws, c_k, t_step, backtracking, max_dense,
+                                           search.k_cand, ksup, stats)
+    ug = union_keys(ws.keys, fk)
+    c0g = align(ws.keys, c_k, ug)
+    rg, cg = split_keys(ug, N)
+    ag, bg = line_coefficients(pb, W, H_k, rg, cg, c0g, align(fk, fv, ug) - c0g, dbar)
+    use_grad = a + b >= 0 or ag + bg <= a + b
+    s = 0.0 if use_grad else 1.0
     stats["line_search_s"].append(s)
     if use_grad:
-        # ADMM offered (almost) no descent: take a monotone projected-gradient step on fit +
-        # lambda1 E instead (full search bound), so that J stalls only where no descent step
-        # exists -- not merely where the ADMM move is poor (a stalled line search would
-        # otherwise pass the relative-change test: seen at Scene-15 scale with mu = 1).
-        if grad_step is None:
-            grad_step = _gradient_step(pb, W, H_k, ws, full_ws, c_k, t_step, backtracking, max_dense,
-                                       search.k_cand, ksup, stats)
-        fk, fv, search.k_cand = grad_step
+        # ADMM offered no descent: take the monotone projected-gradient step on fit + lambda1 E instead
+        # (full search bound), so that J stalls only where no descent step exists -- not merely where the
+        # ADMM move is poor (the relative-change test would otherwise report a false convergence)
         stats["fallback_steps"] += 1
         ukeys = union_keys(ws.keys, fk)
         cw, zw = align(fk, fv, ukeys), align(fk, fv, ukeys)
         lw = align(ws.keys, lw, ukeys)
-    elif s != 1.0:
-        ukeys = ws.keys
-        cw = c_k + s * (cw - c_k)
-        zw = cw.copy()        # restart the Z copy at the accepted point; Lambda is kept
     else:
         ukeys = ws.keys
     live = (cw != 0) | (zw != 0) | (lw != 0)
@@ -354,8 +273,8 @@ def fit_cbcd(pb: Problem, opts: FitOptions, start: Start | None = None) -> ProLF
     (``s = 1``) and the monotone projected-gradient step, both computed every
     outer iteration: whichever gives the lower ``J(., W_k)`` is kept (the ADMM
     result only if it lowers ``J``). Hence a relative change below ``tol``
-    means neither move found more descent. ``max_support=None`` (the plain simplex) runs here only by the
-    deprecated ``backend="sparse"``; its safeguard is the exact line search of the module docstring.
+    means neither move found more descent. ``max_support=None`` (the plain simplex) is refused: pairwise
+    Frank-Wolfe solves it (:mod:`.fit`).
 
     ``search_every`` (s): the exact candidate search runs on the first outer
     iteration and then every s-th; the iterations in between reuse the last
@@ -364,14 +283,17 @@ def fit_cbcd(pb: Problem, opts: FitOptions, start: Start | None = None) -> ProLF
     searched iteration: a small change on reused rows triggers a search.
     """
     N, dbar, ksup = pb.n_descriptors, opts.n_prototypes, opts.max_support
+    if ksup is None:
+        raise ValueError("cBCD fits the capped model only: set max_support (the plain simplex, max_support=None, "
+                         "is pairwise Frank-Wolfe's)")
     X32 = pb.X if pb.X.dtype == np.float32 else np.ascontiguousarray(pb.X, dtype=np.float32)
     t_start = time.perf_counter()
     cur, start_name = _start(pb, opts, start)
     history = [cur.J]
     t_step = [None]
-    # capped model: k_cand = max_support would put the k-th candidate on the search bound (every
-    # column inexact); 4 max_support fresh rows per column keep most columns exact
-    search = _Search(k_cand=opts.n_candidates if ksup is None else max(opts.n_candidates, 4 * ksup))
+    # k_cand = max_support would put the k-th candidate on the search bound (every column inexact);
+    # 4 max_support fresh rows per column keep most columns exact
+    search = _Search(k_cand=max(opts.n_candidates, 4 * ksup))
     converged, rel, it = False, np.inf, 0
     stats = {"start": start_name, "admm_iters": [], "line_search_s": [], "steps": [],
              "dense_columns": 0, "c_trials": 0, "fallback_steps": 0, "face_s": [], "searches": 0, "widened": 0,
@@ -405,7 +327,7 @@ def fit_cbcd(pb: Problem, opts: FitOptions, start: Start | None = None) -> ProLF
             # 3. safeguard
             keys, c, z, lam, s = _descent_point(pb, W, H_k, ws_admm, ws, c_k, cw, zw, lw, search, t_step[0],
                                                 opts, stats)
-            if opts.face_step and ksup is not None and ksup <= MAX_FACE_SUPPORT:
+            if ksup <= MAX_FACE_SUPPORT:
                 c_face, s_face = face_step(pb, W, keys, c, dbar)
                 stats["face_s"].append(s_face)
                 if s_face > 0:
@@ -440,9 +362,5 @@ def fit_cbcd(pb: Problem, opts: FitOptions, start: Start | None = None) -> ProLF
                       f"tol={opts.tol} (last change {rel:.2e})", ConvergenceWarning, stacklevel=3)
     stats.update(fit_loss=fit_loss(pb, cur.P, cur.W), exclusivity=exclusivity(cur.C), final_relative_change=rel,
                  n_candidates=search.k_cand, seconds=time.perf_counter() - t_start)
-    if ksup is None:
-        # the relative-change rule cannot tell a stall from a minimum: the record says how stationary the
-        # paper's model is at the returned point (one N x d x d̄ product; 30 s at paper scale)
-        stats["frank_wolfe_gap"] = float(frank_wolfe_gap(pb, cur.C, cur.W).sum())
     return ProLFAResult(selection=cur.C, projection=cur.W, prototypes=cur.P, objective_history=history, n_iter=it,
                         converged=converged, info=stats)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lfabench.lazy import LazyModule
+from lfabench.sdk import LazyModule
 
 sp = LazyModule("scipy.sparse")  # imported at first use: a third of a second at start-up
 

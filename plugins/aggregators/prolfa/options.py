@@ -4,36 +4,25 @@ what a solver reads (those options plus the model's shape and the seed).
 The model's own parameters (``n_prototypes`` d̄, ``lambda1``, ``lambda2``, ``max_support`` k, the descriptor
 map) are the plugin's keyword-only parameters; which solver runs follows from the model
 (:func:`~lfabench_plugins.aggregators.prolfa.fit.solver_path`): cBCD for the capped model, pairwise Frank-Wolfe
-for the paper's plain simplex. Every option here is one of those two solvers', or deprecated.
+for the paper's plain simplex. Every option here is one of those two solvers'.
 """
 
 from __future__ import annotations
 
 import numbers
-import warnings
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Literal, Mapping
 
 import numpy as np
 
-__all__ = ["DEPRECATED", "FitOptions", "SolverOptions", "solver_options"]
+__all__ = ["REMOVED", "FitOptions", "SolverOptions", "solver_options"]
 
 STEPS = ("backtracking", "lipschitz")
-#: Backend names of earlier releases (deprecated): the solver now follows ``max_support``.
-BACKENDS = ("sparse", "dense", "cupy", "pairwise_fw", "pairwise_fw_cupy", "auto")
-INITS = ("one_hot", "cancelling")
 
-#: Deprecated options (removed in the next release), with what replaces each; setting one away from its default
-#: emits a :class:`FutureWarning` naming the replacement.
-DEPRECATED = {
-    "backend": "leave it at 'auto': the solver follows max_support (cBCD when it is set, pairwise Frank-Wolfe on "
-               "the plain simplex); the GPU and dense routes go with it",
-    "init": "leave it at 'one_hot' (the cancelling start reaches a lower J at a lower held-out accuracy)",
-    "face_step": "leave it at True (False reproduces the capped solver of earlier records, which needs 3.4-5.7x "
-                 "more iterations to a higher J)",
-    "extrapolate": "leave it at 8.0 (it tunes cBCD on the plain simplex, a deprecated route: the plain simplex "
-                   "is solved by pairwise Frank-Wolfe)",
-}
+#: Options lfabench 0.2.0 removed, each with the one value a mapping may still name it at: what every fit does
+#: now (the config of a record written before names all four, at these values; :func:`solver_options` reads
+#: such a config). Any other value is refused by name.
+REMOVED = {"backend": "auto", "init": "one_hot", "face_step": True, "extrapolate": 8.0}
 
 
 def _is_integer(value, low: int) -> bool:
@@ -85,20 +74,6 @@ class SolverOptions:
         Re-weighting iterations of each Z-step (eq. "Zi", Kong et al. 2014) and their tolerance.
     step : {"backtracking", "lipschitz"}
         C-step size: backtracking on the exact descent-lemma test, or the paper's fixed ``1 / L``.
-
-    Deprecated (a :class:`FutureWarning` when set away from the default; removed in the next release)
-    --------------------------------------------------------------------------------------------------
-    backend : {"auto", "sparse", "dense", "cupy", "pairwise_fw", "pairwise_fw_cupy"}
-        The solver follows ``max_support``. ``"sparse"`` on the plain simplex runs cBCD there (it stalls far
-        from a stationary point at paper scale); ``"pairwise_fw"`` on the capped model is refused;
-        ``"dense"``/``"cupy"`` hold C whole on NumPy/a GPU; ``"pairwise_fw_cupy"`` runs pairwise Frank-Wolfe
-        on a GPU (its summation order differs from the CPU's, so its floats do too).
-    init : {"one_hot", "cancelling"}
-        The start (:mod:`.start`); ``"cancelling"``: descriptors that cancel on the image means.
-    face_step : bool
-        cBCD on the capped model (``2 <= max_support <= 8``): the face step after each outer iteration.
-    extrapolate : float
-        cBCD on the plain simplex: the largest multiple (>= 1) of the ADMM move the safeguard may take.
     """
 
     max_iter: int = 500
@@ -113,10 +88,6 @@ class SolverOptions:
     max_iter_reweight: int = 5
     reweight_tol: float = 1e-6
     step: Literal["backtracking", "lipschitz"] = "backtracking"
-    backend: str = "auto"
-    init: str = "one_hot"
-    face_step: bool = True
-    extrapolate: float = 8.0
 
     def __post_init__(self):
         for name in ("max_iter", "max_iter_admm", "max_iter_reweight", "n_candidates", "search_every"):
@@ -124,32 +95,14 @@ class SolverOptions:
                 raise ValueError(f"{name} must be an integer >= 1, got {getattr(self, name)!r}")
             object.__setattr__(self, name, int(getattr(self, name)))
         for name, low, strict in (("mu", 0, True), ("eps", 0, True), ("tol", 0, True), ("gap_tol", 0, True),
-                                  ("admm_tol", 0, False), ("reweight_tol", 0, False), ("extrapolate", 1, False)):
+                                  ("admm_tol", 0, False), ("reweight_tol", 0, False)):
             if not _is_real(getattr(self, name), low, strict):
                 raise ValueError(f"{name} must be a number {'>' if strict else '>='} {low}, got "
                                  f"{getattr(self, name)!r}")
-        if self.backend not in BACKENDS:
-            raise ValueError(f"backend must be one of {BACKENDS}, got {self.backend!r}")
-        if self.init not in INITS:
-            raise ValueError(f"init must be one of {INITS}, got {self.init!r}")
         if self.step not in STEPS:
             raise ValueError(f"step must be one of {STEPS}, got {self.step!r}")
-        if self.face_step not in (True, False):
-            raise ValueError(f"face_step must be True or False, got {self.face_step!r}")
-        object.__setattr__(self, "face_step", bool(self.face_step))
-        for name in ("mu", "eps", "tol", "gap_tol", "admm_tol", "reweight_tol", "extrapolate"):
+        for name in ("mu", "eps", "tol", "gap_tol", "admm_tol", "reweight_tol"):
             object.__setattr__(self, name, float(getattr(self, name)))
-
-    def deprecated_settings(self) -> dict[str, Any]:
-        """The deprecated options set away from their defaults (:data:`DEPRECATED`)."""
-        defaults = SolverOptions()
-        return {name: getattr(self, name) for name in DEPRECATED if getattr(self, name) != getattr(defaults, name)}
-
-    def warn_deprecated(self, stacklevel: int = 2) -> None:
-        """One :class:`FutureWarning` per deprecated option set, naming what replaces it."""
-        for name, value in self.deprecated_settings().items():
-            warnings.warn(f"ProLFA solver option {name}={value!r} is deprecated and will be removed in the next "
-                          f"release: {DEPRECATED[name]}", FutureWarning, stacklevel=stacklevel + 1)
 
     def as_config(self) -> dict[str, Any]:
         """The options as plain data (the ``solver`` node of the generated Hydra config)."""
@@ -197,16 +150,31 @@ class FitOptions(SolverOptions):
 
 def solver_options(solver: SolverOptions | Mapping[str, Any] | None) -> SolverOptions:
     """``solver`` as a :class:`SolverOptions`: itself, the defaults for None, or built from a mapping (a Hydra
-    config node), whose unknown keys are refused by name."""
+    config node), whose unknown keys are refused by name. A mapping may name a :data:`REMOVED` option at its
+    value (what every fit does now; a record's config of an earlier release does), at no other."""
     if solver is None:
         return SolverOptions()
     if isinstance(solver, SolverOptions):
         return solver
     if isinstance(solver, Mapping):
         known = [f.name for f in fields(SolverOptions)]
+        for name, value in REMOVED.items():
+            if name in solver and not _same_value(solver[name], value):
+                raise ValueError(f"solver option {name!r} was removed in lfabench 0.2.0; every fit now does what "
+                                 f"{name}={value!r} did (got {name}={solver[name]!r})")
+        solver = {k: v for k, v in solver.items() if k not in REMOVED}
         unknown = sorted(set(solver) - set(known))
         if unknown:
             raise ValueError(f"solver has no option {', '.join(map(repr, unknown))}; its options are "
                              f"{', '.join(known)}")
         return SolverOptions(**solver)
     raise ValueError(f"solver must be a SolverOptions or a mapping of its options, got {type(solver).__name__}")
+
+
+def _same_value(given: Any, value: Any) -> bool:
+    """Whether a config's ``given`` is ``value`` (a bool only as a bool, a number as any equal number)."""
+    if isinstance(value, bool) or isinstance(given, bool):
+        return given is value
+    if isinstance(value, numbers.Real):
+        return isinstance(given, numbers.Real) and given == value
+    return given == value

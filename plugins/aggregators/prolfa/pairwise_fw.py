@@ -1,7 +1,7 @@
 """Block majorise-minimise with pairwise Frank-Wolfe steps, for the paper's exact model (``max_support=None``).
 
 The same model as :func:`~lfabench_plugins.aggregators.prolfa.fit.fit_prolfa` (eq. "ModelRelax2", or
-"ModelSemi") and the same start (``init``), by another route, with a stopping rule that certifies
+"ModelSemi") and the same start (the seeded one-hot start), by another route, with a stopping rule that certifies
 stationarity: the Frank-Wolfe gap (:func:`~lfabench_plugins.aggregators.prolfa.problem.frank_wolfe_gap`).
 
 The solver of the plain simplex (:mod:`.fit` chooses it). Outer iteration:
@@ -27,12 +27,6 @@ fires), and plain pairwise steps on J (one pair per column per step) fall only a
 weight between two descriptors of a column without shrinking the others, so supports grow only where J asks
 for it; the bound lets each column take many of them per step, with the step sizes of its own curvature. The
 working set is held as ``(d̄, K)`` padded arrays (``K`` grows with the largest support).
-
-The deprecated ``backend="pairwise_fw_cupy"`` runs the same code on an NVIDIA GPU (CuPy): the descriptors and the working set
-live on the device, the ``d x d̄`` quantities (``P``, ``W``, ``H``) and the W-step stay on the host, and the
-search and the pairwise steps are :mod:`.pairwise_fw_cuda`'s (a blocked matrix product with an exact top-``m`` per
-column instead of FAISS; one CUDA kernel). Same model, start, steps and stopping rule; only the floating-point
-summation order differs.
 """
 
 from __future__ import annotations
@@ -43,11 +37,9 @@ import warnings
 
 import numpy as np
 
-from lfabench.lazy import LazyModule
+from lfabench.sdk import LazyModule
 
-from .arrays import array_namespace, to_host
 from .options import FitOptions
-from .pairwise_fw_cuda import device_top_candidates, fused_pairwise_steps
 from .problem import Problem, energy, fit_loss, gradient_factor, quadratic_term
 from .result import ProLFAResult
 from .search import top_candidates
@@ -73,19 +65,19 @@ class WorkingColumns:
 
     ``rows`` (int64, -1 for an empty slot), ``vals`` (float64, the weights of C; 0 off the support) and
     ``Xg`` (``(d̄, K, d)`` in X's dtype, float32 from the plugin: the rows' descriptors, 0 for empty slots),
-    all in the array module ``xp`` of ``X`` (NumPy, or CuPy on a GPU).
+    all NumPy arrays.
     """
 
-    def __init__(self, X, rows, vals, xp=np):
-        self.X, self.xp = X, xp
+    def __init__(self, X, rows, vals):
+        self.X = X
         self.rows, self.vals = rows, vals
-        self.Xg = xp.zeros(rows.shape + (X.shape[1],), dtype=X.dtype)
+        self.Xg = np.zeros(rows.shape + (X.shape[1],), dtype=X.dtype)
         full = rows >= 0
         self.Xg[full] = X[rows[full]]
 
     @classmethod
-    def from_keys(cls, X, keys: np.ndarray, values: np.ndarray, n_cols: int, xp=np) -> WorkingColumns:
-        """From C's sorted keys and values (host arrays), onto ``X``'s device."""
+    def from_keys(cls, X, keys: np.ndarray, values: np.ndarray, n_cols: int) -> WorkingColumns:
+        """From C's sorted keys and values."""
         rows, cols = split_keys(keys, X.shape[0])
         counts = np.bincount(cols, minlength=n_cols)
         K = _padded(int(counts.max()) if counts.size else 1)
@@ -94,7 +86,7 @@ class WorkingColumns:
         V = np.zeros((n_cols, K))
         R[cols, slot] = rows
         V[cols, slot] = values
-        return cls(X, xp.asarray(R), xp.asarray(V), xp)
+        return cls(X, R, V)
 
     @property
     def support(self) -> np.ndarray:
@@ -103,22 +95,22 @@ class WorkingColumns:
     def row_sums(self) -> np.ndarray:
         """``r`` ``(N,)``: the row sums of C."""
         sup = self.support
-        return self.xp.bincount(self.rows[sup], weights=self.vals[sup], minlength=self.X.shape[0])
+        return np.bincount(self.rows[sup], weights=self.vals[sup], minlength=self.X.shape[0])
 
     def exclusivity(self, r: np.ndarray) -> float:
         """``E(C) = r.r - ||C||_F^2`` from the row sums ``r`` (:func:`row_sums`)."""
-        return float(r @ r) - float(self.xp.sum(self.vals * self.vals))
+        return float(r @ r) - float(np.sum(self.vals * self.vals))
 
     def on_support(self, cand: np.ndarray) -> np.ndarray:
         """``(d̄, m)`` bool: whether each row of ``cand`` ``(d̄, m)`` is on its column's support."""
-        return (cand[:, :, None] == self.xp.where(self.support, self.rows, -2)[:, None, :]).any(axis=2)
+        return (cand[:, :, None] == np.where(self.support, self.rows, -2)[:, None, :]).any(axis=2)
 
     def prototypes(self) -> np.ndarray:
-        """``P = X^T C`` ``(d, d̄)`` float64, on the host."""
-        return to_host(self.xp.einsum("jkd,jk->dj", self.Xg, self.vals, dtype=np.float64))
+        """``P = X^T C`` ``(d, d̄)`` float64."""
+        return np.einsum("jkd,jk->dj", self.Xg, self.vals, dtype=np.float64)
 
     def selection(self) -> sp.csc_matrix:
-        rows, vals = to_host(self.rows), to_host(self.vals)
+        rows, vals = self.rows, self.vals
         sup = vals > 0
         cols = np.broadcast_to(np.arange(rows.shape[0])[:, None], rows.shape)[sup]
         return sp.csc_matrix((vals[sup], (rows[sup], cols)), shape=(self.X.shape[0], rows.shape[0]))
@@ -129,27 +121,25 @@ class WorkingColumns:
         ``exact=False`` forms the fit part in float32 (relative error ~1e-7, 3x faster): enough to choose a
         step's rows, whose descent is then decided by exact line-search coefficients.
         """
-        xp = self.xp
         full = self.rows >= 0
         if exact:
-            fit = 2.0 * xp.einsum("jkd,dj->jk", self.Xg, xp.asarray(H), dtype=np.float64)
+            fit = 2.0 * np.einsum("jkd,dj->jk", self.Xg, np.asarray(H), dtype=np.float64)
         else:
-            fit = 2.0 * xp.einsum("jkd,jd->jk", self.Xg, xp.asarray(H.T, dtype=self.Xg.dtype))
-        g = fit + 2.0 * pb.lambda1 * (xp.where(full, r[xp.maximum(self.rows, 0)], 0.0) - self.vals)
-        return xp.where(full, g, np.inf)
+            fit = 2.0 * np.einsum("jkd,jd->jk", self.Xg, np.asarray(H.T, dtype=self.Xg.dtype))
+        g = fit + 2.0 * pb.lambda1 * (np.where(full, r[np.maximum(self.rows, 0)], 0.0) - self.vals)
+        return np.where(full, g, np.inf)
 
     def extended(self, cand: np.ndarray) -> WorkingColumns:
         """The support plus the rows ``cand`` ``(d̄, m)`` not already on it (empty slots dropped)."""
-        xp = self.xp
         sup = self.support
         new = ~self.on_support(cand)
-        rows = xp.concatenate([xp.where(sup, self.rows, -1), xp.where(new, cand, -1)], axis=1)
-        vals = xp.concatenate([xp.where(sup, self.vals, 0.0), xp.zeros(cand.shape)], axis=1)
-        # filled slots first, in order (a stable sort; CuPy's is stable and takes no ``kind``)
-        order = xp.argsort((rows < 0).astype(np.int8), axis=1, **({"kind": "stable"} if xp is np else {}))
+        rows = np.concatenate([np.where(sup, self.rows, -1), np.where(new, cand, -1)], axis=1)
+        vals = np.concatenate([np.where(sup, self.vals, 0.0), np.zeros(cand.shape)], axis=1)
+        # filled slots first, in order (a stable sort)
+        order = np.argsort((rows < 0).astype(np.int8), axis=1, kind="stable")
         K = _padded(int((rows >= 0).sum(axis=1).max()))
-        return WorkingColumns(self.X, xp.take_along_axis(rows, order, axis=1)[:, :K],
-                              xp.take_along_axis(vals, order, axis=1)[:, :K], xp)
+        return WorkingColumns(self.X, np.take_along_axis(rows, order, axis=1)[:, :K],
+                              np.take_along_axis(vals, order, axis=1)[:, :K])
 
 
 def _padded(k: int) -> int:
@@ -159,41 +149,37 @@ def _padded(k: int) -> int:
 def search_gap(pb: Problem, X32, wc: WorkingColumns, H: np.ndarray, r, m: int):
     """Each column's ``m`` rows of smallest off-support gradient and its exact Frank-Wolfe gap.
 
-    Returns ``(cand (d̄, m) int64, gap (d̄,))`` in ``wc``'s array module. The gap equals
+    Returns ``(cand (d̄, m) int64, gap (d̄,))``. The gap equals
     :func:`~lfabench_plugins.aggregators.prolfa.problem.frank_wolfe_gap` (tested): a row off the
     searched list has a gradient no smaller than every listed row's.
     """
-    xp = wc.xp
-    Xa = xp.empty((X32.shape[0], X32.shape[1] + 1), dtype=np.float32)
+    Xa = np.empty((X32.shape[0], X32.shape[1] + 1), dtype=np.float32)
     Xa[:, :-1] = X32
     Xa[:, -1] = r
     Ha = np.vstack([H, np.full((1, H.shape[1]), pb.lambda1)])
-    if xp is np:
-        _, cand = top_candidates(Xa, Ha, m)              # largest -(x.h + lambda1 r): smallest gradient
-    else:
-        cand = device_top_candidates(Xa, Ha, m)                # the same search, on the GPU
+    _, cand = top_candidates(Xa, Ha, m)              # largest -(x.h + lambda1 r): smallest gradient
     del Xa
     sup = wc.support
     g = wc.gradient(pb, H, r)
-    on_support_min = xp.where(sup, g, np.inf).min(axis=1)
+    on_support_min = np.where(sup, g, np.inf).min(axis=1)
     listed = wc.on_support(cand)
-    Xc = xp.asarray(wc.X[cand], dtype=np.float64)
-    base = 2.0 * xp.einsum("jmd,dj->jm", Xc, xp.asarray(H)) + 2.0 * pb.lambda1 * r[cand]
-    off_support_min = xp.where(listed, np.inf, base).min(axis=1)
-    gap = xp.sum(wc.vals * xp.where(sup, g, 0.0), axis=1) - xp.minimum(on_support_min, off_support_min)
-    return cand, xp.maximum(gap, 0.0)
+    Xc = np.asarray(wc.X[cand], dtype=np.float64)
+    base = 2.0 * np.einsum("jmd,dj->jm", Xc, np.asarray(H)) + 2.0 * pb.lambda1 * r[cand]
+    off_support_min = np.where(listed, np.inf, base).min(axis=1)
+    gap = np.sum(wc.vals * np.where(sup, g, 0.0), axis=1) - np.minimum(on_support_min, off_support_min)
+    return cand, np.maximum(gap, 0.0)
 
 
 def column_grams(pb: Problem, wc: WorkingColumns):
     """``B_j = (Xg_j R^T)(Xg_j R^T)^T`` ``(d̄, K, K)`` in X's dtype: each column's curvature of the fit in the image
     means' metric (``||R X^T d||^2 = d^T B_j d`` for a move ``d`` of column j on its working set)."""
-    return _grams(pb, wc.Xg, wc.xp)
+    return _grams(pb, wc.Xg)
 
 
-def _grams(pb: Problem, Xg, xp=np):
+def _grams(pb: Problem, Xg):
     """:func:`column_grams` of descriptors ``Xg`` ``(n, K, d)``: ``(n, K, K)``."""
-    Y = xp.matmul(Xg, xp.asarray(pb.R.T, dtype=Xg.dtype))
-    return xp.matmul(Y, xp.swapaxes(Y, 1, 2))
+    Y = np.matmul(Xg, np.asarray(pb.R.T, dtype=Xg.dtype))
+    return np.matmul(Y, np.swapaxes(Y, 1, 2))
 
 
 class ColumnBuckets(list):
@@ -221,7 +207,7 @@ class ColumnBuckets(list):
         return U
 
 
-def _pairwise_steps(xp, gq, v, B, e, scale: float, n_inner: int) -> None:
+def _pairwise_steps(gq, v, B, e, scale: float, n_inner: int) -> None:
     """``n_inner`` pairwise Frank-Wolfe steps on every column's quadratic bound (:func:`column_step`), vectorised
     over columns, in place on ``gq`` (the bound's gradient, ``(d̄, K)``) and ``v`` (the weights), both C-contiguous.
 
@@ -233,12 +219,12 @@ def _pairwise_steps(xp, gq, v, B, e, scale: float, n_inner: int) -> None:
         raise ValueError("_pairwise_steps updates gq and v in place through flat views: pass C-contiguous arrays")
     n_cols, K = gq.shape
     gf, vf, ef, Bf, Brows = gq.reshape(-1), v.reshape(-1), e.reshape(-1), B.reshape(-1), B.reshape(-1, K)
-    base = xp.arange(n_cols) * K            # column j's first slot in the flat arrays
-    diag = xp.diagonal(B, axis1=1, axis2=2).reshape(-1)       # B_j[s, s] at flat slot j K + s
+    base = np.arange(n_cols) * K            # column j's first slot in the flat arrays
+    diag = np.diagonal(B, axis1=1, axis2=2).reshape(-1)       # B_j[s, s] at flat slot j K + s
     two_scale = 2.0 * scale
     for _ in range(n_inner):
         s = base + gq.argmin(axis=1)
-        a = base + xp.where(v > 0, gq, -np.inf).argmax(axis=1)
+        a = base + np.where(v > 0, gq, -np.inf).argmax(axis=1)
         delta = gf[s] - gf[a]
         move = (delta < 0) & (s != a)
         if not bool(move.any()):
@@ -246,20 +232,15 @@ def _pairwise_steps(xp, gq, v, B, e, scale: float, n_inner: int) -> None:
         es, ea = ef[s], ef[a]
         # B_j[s, a] sits at (j K + s) K + a = f_s K + f_a - j K for the flat slots f_s, f_a
         curv = scale * (diag[s] + diag[a] - 2.0 * Bf[s * K + a - base]) + es + ea
-        gamma = xp.where(move, xp.minimum(vf[a], -delta / (2.0 * xp.maximum(curv, 1e-300))), 0.0)
+        gamma = np.where(move, np.minimum(vf[a], -delta / (2.0 * np.maximum(curv, 1e-300))), 0.0)
         vf[s] += gamma
         va = vf[a]
-        vf[a] = xp.where(move & (gamma >= va), 0.0, va - gamma)
+        vf[a] = np.where(move & (gamma >= va), 0.0, va - gamma)
         # B_j is symmetric: its rows s and a are its columns (a contiguous gather); empty slots have zero rows
         # and columns in B and e, so their +inf stays
         gq += two_scale * gamma[:, None] * (Brows[s] - Brows[a])
         gf[s] += 2.0 * gamma * es
         gf[a] -= 2.0 * gamma * ea
-
-
-#: On a GPU, run :func:`_pairwise_steps` as one CUDA kernel (:func:`.pairwise_fw_cuda.fused_pairwise_steps`, a
-#: thread per column) instead of ~20 array operations per step: the same arithmetic in the same order.
-FUSED_INNER = True
 
 
 def column_step(pb: Problem, wc: WorkingColumns, B, P: np.ndarray, W: np.ndarray, H: np.ndarray,
@@ -271,15 +252,14 @@ def column_step(pb: Problem, wc: WorkingColumns, B, P: np.ndarray, W: np.ndarray
     columns whose working set holds row i (Cauchy-Schwarz on the exclusivity term's cross-column part), by
     ``n_inner`` pairwise steps with exact line search on that bound (vectorised over columns). The joint move
     ``D`` is then scaled by the exact minimiser ``tau in [0, 1]`` of the quadratic ``J(C + tau D, W)``, from
-    coefficients computed on ``D`` itself, so J never increases. ``P``, ``W``, ``H`` are host arrays; ``B``
-    (:func:`column_grams`, or :class:`ColumnBuckets` on the CPU) and ``r`` live with ``wc``.
+    coefficients computed on ``D`` itself, so J never increases. ``B``: :func:`column_grams`, or
+    :class:`ColumnBuckets` (what :func:`fit_pairwise` passes).
     """
-    xp = wc.xp
     full = wc.rows >= 0
     c0 = wc.vals.copy()
     sigma2 = float(np.linalg.norm(W, 2) ** 2) if W.size else 0.0
-    shared = xp.bincount(wc.rows[full], minlength=wc.X.shape[0])
-    e = xp.where(full, pb.lambda1 * xp.maximum(shared[xp.maximum(wc.rows, 0)] - 1, 0), 0.0)
+    shared = np.bincount(wc.rows[full], minlength=wc.X.shape[0])
+    e = np.where(full, pb.lambda1 * np.maximum(shared[np.maximum(wc.rows, 0)] - 1, 0), 0.0)
     scale = 1.0 + sigma2
     gq = wc.gradient(pb, H, r, exact=False)            # the bound's gradient, at d = 0
     v = c0.copy()
@@ -288,46 +268,41 @@ def column_step(pb: Problem, wc: WorkingColumns, B, P: np.ndarray, W: np.ndarray
         # them and every column moves as on the full width
         for cols, width, _, Bb in B:
             gb, vb = gq[cols, :width], v[cols, :width]
-            _pairwise_steps(xp, gb, vb, Bb, e[cols, :width], scale, n_inner)
+            _pairwise_steps(gb, vb, Bb, e[cols, :width], scale, n_inner)
             v[cols, :width] = vb
-    elif xp is not np and FUSED_INNER:
-        fused_pairwise_steps(gq, v, B, e, scale, n_inner)
     else:
-        _pairwise_steps(xp, gq, v, B, e, scale, n_inner)
-    D = xp.where(full, v - c0, 0.0)
+        _pairwise_steps(gq, v, B, e, scale, n_inner)
+    D = np.where(full, v - c0, 0.0)
     if isinstance(B, ColumnBuckets):
         U = B.prototypes_move(D)
     else:
-        U = to_host(xp.einsum("jkd,jk->dj", wc.Xg, D, dtype=np.float64))       # X^T D
-    rho = xp.bincount(wc.rows[full], weights=D[full], minlength=r.size)
-    lin = 2.0 * float(np.sum(H * U)) + 2.0 * pb.lambda1 * (float(r @ rho) - float(xp.sum(c0 * D)))
-    quad = quadratic_term(pb, U, W) + pb.lambda1 * (float(rho @ rho) - float(xp.sum(D * D)))
+        U = np.einsum("jkd,jk->dj", wc.Xg, D, dtype=np.float64)       # X^T D
+    rho = np.bincount(wc.rows[full], weights=D[full], minlength=r.size)
+    lin = 2.0 * float(np.sum(H * U)) + 2.0 * pb.lambda1 * (float(r @ rho) - float(np.sum(c0 * D)))
+    quad = quadratic_term(pb, U, W) + pb.lambda1 * (float(rho @ rho) - float(np.sum(D * D)))
     if not lin < 0:
         return P, r, 0.0
     tau = 1.0 if quad <= 0 else float(min(1.0, -lin / (2.0 * quad)))
-    wc.vals[:] = xp.maximum(c0 + tau * D, 0.0) if tau < 1.0 else xp.maximum(v, 0.0)
+    wc.vals[:] = np.maximum(c0 + tau * D, 0.0) if tau < 1.0 else np.maximum(v, 0.0)
     return P + tau * U, r + tau * rho, tau
 
 
-def fit_pairwise(pb: Problem, opts: FitOptions, start: Start | None = None, on_gpu: bool = False) -> ProLFAResult:
+def fit_pairwise(pb: Problem, opts: FitOptions, start: Start | None = None) -> ProLFAResult:
     """Minimise J on the paper's plain simplex by block majorise-minimise with pairwise steps (module docstring).
 
     ``opts``: ``n_candidates`` rows searched per column, ``search_every`` block steps per search,
     ``max_iter`` searches at most, ``gap_tol`` the stopping rule (``sum_j gap_j <= gap_tol * J`` at a
-    search); ``on_gpu``: on CuPy arrays (the deprecated ``backend="pairwise_fw_cupy"``), else NumPy and FAISS.
+    search).
     ``objective_history`` holds J at the start and after every outer iteration (non-increasing).
     """
     if opts.max_support is not None:
-        raise ValueError(f"pairwise Frank-Wolfe (backend={opts.backend!r}) fits the paper's plain simplex only: "
-                         f"set max_support=None "
+        raise ValueError(f"pairwise Frank-Wolfe fits the paper's plain simplex only: set max_support=None "
                          f"(got max_support={opts.max_support})")
-    xp = array_namespace("cupy", requested="pairwise_fw_cupy", cpu_backend="auto") if on_gpu else np
     t_start = time.perf_counter()
     X = np.asarray(pb.X) if pb.X.dtype in (np.float32, np.float64) else np.asarray(pb.X, dtype=np.float64)
     X32 = X if X.dtype == np.float32 else np.ascontiguousarray(X, dtype=np.float32)       # the search's copy
-    X, X32 = (xp.asarray(X), xp.asarray(X32)) if X32 is not X else (xp.asarray(X),) * 2     # one device copy
     keys, values, start_name = initial_selection(pb, opts, start)
-    wc = WorkingColumns.from_keys(X, keys, values, opts.n_prototypes, xp)
+    wc = WorkingColumns.from_keys(X, keys, values, opts.n_prototypes)
     P = wc.prototypes()
     W = solve_w(pb, P)
     r = wc.row_sums()
@@ -338,7 +313,7 @@ def fit_pairwise(pb: Problem, opts: FitOptions, start: Start | None = None, on_g
         H = gradient_factor(pb, P, W)
         t0 = time.perf_counter()
         cand, gap = search_gap(pb, X32, wc, H, r, min(opts.n_candidates, pb.n_descriptors))
-        gaps.append(float(gap.sum()))                 # (on a GPU, also where the search's time is settled)
+        gaps.append(float(gap.sum()))
         stats["search_s"] += time.perf_counter() - t0
         stats["searches"] += 1
         log.log(logging.INFO, "prolfa pairwise iter %d: J=%.6g gap=%.4g (%.2e of J) nnz=%d K=%d (%.1fs)", it, J,
@@ -347,8 +322,7 @@ def fit_pairwise(pb: Problem, opts: FitOptions, start: Start | None = None, on_g
             converged = True
             break
         wc = wc.extended(cand)
-        # NumPy: per-width groups; on a GPU the fused kernel takes every column on the full width at once
-        B = ColumnBuckets.of(pb, wc) if xp is np else column_grams(pb, wc)
+        B = ColumnBuckets.of(pb, wc)             # per-width groups
         for _ in range(opts.search_every):
             P, r, tau = column_step(pb, wc, B, P, W, H, r, INNER_STEPS)
             stats["zero_steps"] += tau == 0.0
@@ -364,7 +338,7 @@ def fit_pairwise(pb: Problem, opts: FitOptions, start: Start | None = None, on_g
         gaps.append(float(search_gap(pb, X32, wc, gradient_factor(pb, P, W), r, 1)[1].sum()))
         from sklearn.exceptions import ConvergenceWarning
 
-        warnings.warn(f"ProLFA (pairwise Frank-Wolfe{' on a GPU' if on_gpu else ''}) stopped at max_iter={opts.max_iter} searches before the Frank-Wolfe "
+        warnings.warn(f"ProLFA (pairwise Frank-Wolfe) stopped at max_iter={opts.max_iter} searches before the Frank-Wolfe "
                       f"gap fell below gap_tol={opts.gap_tol} of J (last: {gaps[-1] / abs(J):.2e})",
                       ConvergenceWarning, stacklevel=3)
     C = wc.selection()

@@ -22,16 +22,12 @@ are prototype candidates (eq. "ModelSemi").
 from __future__ import annotations
 
 import logging
-import warnings
-from dataclasses import fields
+from collections.abc import Mapping
 
 import numpy as np
 
-from lfabench import PluginSpec, hookimpl
-from lfabench.aggregate import Aggregator, PrototypeSupport, check_labels
-from lfabench.bags import Bags
-from lfabench.estimator import not_fitted
-from lfabench.plugin import default_params
+from lfabench.sdk import (NON_NEGATIVE, POSITIVE, Aggregator, Bags, PluginSpec, PrototypeSupport, StrOptions,
+                          check_labels, default_params, hookimpl, not_fitted)
 
 from . import (
     FitOptions,
@@ -46,27 +42,9 @@ from . import (
     solver_options,
 )
 from .featuremap import apply_feature_map, check_feature_map, fit_feature_map
+from .options import REMOVED
 
 log = logging.getLogger("lfabench_plugins.aggregators.prolfa")
-
-
-def _with_deprecated_keywords(name: str, solver, keywords: dict):
-    """``solver`` with the solver options given as keywords (the surface of earlier releases, deprecated: one
-    :class:`FutureWarning` naming them), as a mapping; ``solver`` itself when there are none. Any other keyword is
-    a :class:`TypeError`, as for any unknown argument."""
-    if not keywords:
-        return solver
-    known = [f.name for f in fields(SolverOptions)]
-    unknown = sorted(set(keywords) - set(known))
-    if unknown:
-        raise TypeError(f"{name}.__init__() got an unexpected keyword argument {unknown[0]!r}")
-    given = ", ".join(f"{key}={value!r}" for key, value in keywords.items())
-    warnings.warn(f"{name}({given}): solver options as keywords are deprecated and will be removed in the next "
-                  f"release; pass solver=SolverOptions({given}) (command line: aggregator.params.solver.<option>)",
-                  FutureWarning, stacklevel=3)
-    base = solver if isinstance(solver, dict) else (solver.as_config() if isinstance(solver, SolverOptions)
-                                                    else dict(solver or {}))
-    return {**base, **keywords}
 
 
 class ProLFA(Aggregator):
@@ -129,9 +107,6 @@ class ProLFA(Aggregator):
         config's ``solver`` node) is read the same way. Every option keeps the model and J; they change how
         close to a stationary point the fit stops and how fast it gets there.
 
-    The solver options of earlier releases are still accepted as keywords (``mu=...``, ``backend=...``) for
-    one release, with a :class:`FutureWarning`: pass them in ``solver``.
-
     Attributes
     ----------
     selection_ : scipy.sparse.csc_matrix, (N, n_prototypes)
@@ -158,12 +133,17 @@ class ProLFA(Aggregator):
     """
 
     supervised = True
+    #: Solver options this plugin no longer has, at the value whose behaviour every fit has now: a record of an
+    #: earlier release names them there (its config reads, :func:`~.options.solver_options`; its board label is
+    #: unchanged).
+    removed_params = {"solver": dict(REMOVED)}
+    _parameter_constraints = {"lambda1": [NON_NEGATIVE], "lambda2": [NON_NEGATIVE],
+                              "scale": [POSITIVE, StrOptions({"auto"})], "solver": [SolverOptions, Mapping, None]}
 
     def __init__(self, *, n_prototypes: int = 128, lambda1: float = 0.1, lambda2: float = 1.0,
                  max_support: int | None = 4, normalize: str = "l2_centered", feature_map: str = "linear",
                  n_components: int = 1024, gamma: float = 2.0, feature_map_fit_size: int = 20000,
-                 scale: float | str = 1.0, random_state=None, solver: SolverOptions | dict = SolverOptions(),
-                 **deprecated_solver_options):
+                 scale: float | str = 1.0, random_state=None, solver: SolverOptions | dict = SolverOptions()):
         self.n_prototypes = n_prototypes
         self.lambda1 = lambda1
         self.lambda2 = lambda2
@@ -175,7 +155,7 @@ class ProLFA(Aggregator):
         self.feature_map_fit_size = feature_map_fit_size
         self.scale = scale
         self.random_state = random_state
-        self.solver = _with_deprecated_keywords(type(self).__name__, solver, deprecated_solver_options)
+        self.solver = solver
         # checked (not converted: get_params returns what was given) so that a bad option in a run's config
         # stops it before any work, naming the option; fit checks again (set_params may change it)
         try:
@@ -190,11 +170,6 @@ class ProLFA(Aggregator):
         try:
             parse_normalization(self.normalize)
             check_feature_map(self.feature_map, self.n_components, self.gamma, self.feature_map_fit_size)
-            if not (self.scale == "auto" or (not isinstance(self.scale, str) and float(self.scale) > 0)):
-                raise ValueError(f"scale must be 'auto' or a float > 0, got {self.scale!r}")
-            for p in ("lambda1", "lambda2"):
-                if not float(getattr(self, p)) >= 0:
-                    raise ValueError(f"{p} must be >= 0, got {getattr(self, p)}")
             return FitOptions.of(solver_options(self.solver), n_prototypes=self.n_prototypes,
                                  max_support=self.max_support, random_state=self.random_state)
         except ValueError as exc:

@@ -24,7 +24,7 @@ from functools import cached_property
 
 import numpy as np
 
-from lfabench.lazy import LazyModule
+from lfabench.sdk import LazyModule
 
 from .sparsecols import block_rows, combine, run_starts
 

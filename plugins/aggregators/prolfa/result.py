@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from lfabench.lazy import LazyModule
+from lfabench.sdk import LazyModule
 
 from .sparsecols import make_keys
 

@@ -12,7 +12,7 @@ from contextlib import contextmanager, nullcontext
 
 import numpy as np
 
-from lfabench.threads import serial_blas
+from lfabench.sdk import serial_blas
 
 from .threads import one_thread
 

@@ -94,7 +94,7 @@ def test_submitit_local_launcher_runs_jobs_for_real(tmp_path):
              "hydra.launcher.cpus_per_task=1"], cwd=tmp_path, env=env)
     recs = _records(tmp_path)
     assert sorted(r["seed"] for r in recs) == [0, 1] and all(r["status"] == "ok" for r in recs)
-    assert len({r["host"]["cpu_count"] for r in recs}) == 1
+    assert len({r["provenance"]["environment"]["cpu_count"] for r in recs}) == 1
 
 
 def test_slurm_configuration_composes(tmp_path):

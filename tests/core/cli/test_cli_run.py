@@ -7,6 +7,7 @@ import json
 import pandas as pd
 import pytest
 
+from lfabench.provenance import recorded_machine
 from lfabench.record import SCHEMA_VERSION, RunRecord, check_record
 
 from conftest import run_cli
@@ -26,15 +27,18 @@ def test_default_run_prints_table_and_writes_record(tmp_path):
     assert set(rec["timings_s"]) >= {"descriptors", "fit", "transform", "evaluate", "total"}
     assert rec["peak_rss_mb"] > 0 and set(rec["peak_rss_mb_by_stage"]) >= {"fit", "transform"}
     assert rec["dataset"]["n_samples"] == 1797 and len(rec["dataset"]["fingerprint"]) == 64
-    assert rec["seed"] == 0 and rec["lfabench_version"] and rec["started_at"]
+    assert rec["seed"] == 0 and rec["provenance"]["lfabench_version"] and rec["started_at"]
     # the BLAS kernel decides whether an iterative fit's floats reproduce on another machine: the record names it
     from threadpoolctl import threadpool_info
 
     numpy_blas = {(lib["internal_api"], lib["version"], lib.get("architecture")) for lib in threadpool_info()
                   if lib["user_api"] == "blas" and "numpy" in lib["filepath"]}
-    assert numpy_blas <= {(b["internal_api"], b["version"], b["architecture"]) for b in rec["host"]["blas"]}
-    assert rec["host"]["blas"] and rec["host"]["cpu_count"] >= 1 and "cpu_model" in rec["host"]
-    simd = rec["host"]["cpu_simd"]
+    env = rec["provenance"]["environment"]
+    assert numpy_blas <= {(b["internal_api"], b["version"], b["architecture"]) for b in env["threadpools"]}
+    assert env["cpu_count"] >= 1 and "cpu_model" in env
+    machine = recorded_machine(rec)
+    assert machine["blas_kernels"] and machine["cpu_count"] == env["cpu_count"]
+    simd = machine["simd_flags"]
     assert simd is None or set(simd) <= {"sse4_2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl"}
     assert rec["plugins"]["aggregator"]["name"] == "prolfa"  # the paper's method is the default
     assert rec["output_dim"] == rec["config"]["aggregator"]["params"]["n_prototypes"]

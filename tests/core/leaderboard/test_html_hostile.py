@@ -40,7 +40,7 @@ def hostile_record(path, seed, value, *, ok=True):
     rec.data["plugins"] = {"aggregator": {"name": payload("aggregator"), "version": payload("plugin_version")}}
     rec.data["timings_s"].update(fit=1.0, transform=0.5)
     rec.data["output_dim"] = 8
-    rec.data["git_revision"] = payload("git")
+    rec.data["provenance"]["git_revision"] = payload("git")
     if ok:
         rec.finish_ok({payload("metric"): value})
         data = json.loads(rec.path.read_text())

@@ -37,6 +37,11 @@ def _set_metric(value):
     return edit
 
 
+def _set_version(version):
+    """The record with ``provenance.lfabench_version`` set to ``version`` (where a record says which lfabench wrote it)."""
+    return lambda rec, _t: json.dumps(dict(rec, provenance=dict(rec["provenance"], lfabench_version=version)))
+
+
 BAD_CASES = {
     "out of range": (_set_metric(170.0), "'accuracy' = 170.0 lies outside \\[0, 100\\]"),
     "negative": (_set_metric(-1.0), "outside \\[0, 100\\]"),
@@ -46,9 +51,8 @@ BAD_CASES = {
     "string": (_set_metric("87.5"), "'accuracy' is a str"),
     "list": (_set_metric([87.5]), "'accuracy' is a list"),
     "bool": (_set_metric(True), "'accuracy' is a bool"),
-    "newer lfabench release": (lambda rec, _t: json.dumps(dict(rec, lfabench_version="9.0.0")),
-                               "written by lfabench 9.0.0, a release newer"),
-    "not a version": (lambda rec, _t: json.dumps(dict(rec, lfabench_version="banana")), "not a version"),
+    "newer lfabench release": (_set_version("9.0.0"), "written by lfabench 9.0.0, a release newer"),
+    "not a version": (_set_version("banana"), "not a version"),
     "unknown record format": (lambda rec, _t: json.dumps(dict(rec, schema_version=7)), "unknown record format"),
     "not JSON": (lambda _rec, text: text[:-20], "not a valid run record"),
 }

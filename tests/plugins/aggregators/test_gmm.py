@@ -108,7 +108,7 @@ def test_fv_features_of_either_em_agree_and_fit_info_records_the_iterations():
     old = FisherVector(n_components=4, pca_components=6, em="sklearn", random_state=0).fit(bags)
     assert new.fit_info_["gmm_n_iter"] == old.fit_info_["gmm_n_iter"] >= 1
     np.testing.assert_allclose(new.transform(bags), old.transform(bags), atol=1e-4)
-    with pytest.raises(ValueError, match="em must be one of"):
+    with pytest.raises(ValueError, match="FisherVector: parameter em='float16' must be one of 'float32', 'sklearn'"):
         FisherVector(n_components=4, em="float16", random_state=0).fit(bags)
 
 

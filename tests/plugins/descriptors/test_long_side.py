@@ -122,12 +122,17 @@ def test_hesaff_regions_on_the_enlarged_image():
 def test_bad_long_side_is_refused_naming_the_plugin_and_parameter(name, bad):
     if name == "hesaff":
         pytest.importorskip("pyhesaff")
-    with pytest.raises(ValueError, match=rf"{name}: long_side must be a positive integer"):
-        get_plugin("descriptor", name)(long_side=bad)
-    if not isinstance(bad, int) or isinstance(bad, bool):  # the config check refuses wrong types before the plugin
-        spec = get_registry().get_spec("descriptor", name)
-        with pytest.raises(ConfigError, match="long_side"):
-            check_params("descriptor", name, spec.factory, {"long_side": bad})
+    factory = get_plugin("descriptor", name)
+    expected = ("an integer or null" if isinstance(bad, (bool, float, str))
+                else "an int in the range [1, inf) or None")
+    words = f"parameter long_side={bad!r} must be {expected}"
+    with pytest.raises(ConfigError) as exc:
+        factory(long_side=bad)
+    assert str(exc.value) == f"{factory.__name__}: {words}"
+    spec = get_registry().get_spec("descriptor", name)  # the command line refuses it in the same words
+    with pytest.raises(ConfigError) as exc:
+        check_params("descriptor", name, spec.factory, {"long_side": bad})
+    assert str(exc.value) == f"descriptor {name!r}: {words} (`descriptor.params.long_side=...`)"
 
 
 @pytest.mark.parametrize("name", IMAGE_BASED)

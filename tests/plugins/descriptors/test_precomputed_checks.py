@@ -24,7 +24,8 @@ def _precomputed(path, **kw):
 
 @pytest.mark.parametrize("cap", [0, -9])
 def test_a_cap_below_one_is_a_parameter_error(tmp_path, cap):
-    with pytest.raises(ValueError, match=rf"max_keypoints must be >= 1 or null.*{cap}"):
+    words = rf"^Precomputed: parameter max_keypoints={cap} must be an int in the range \[1, inf\) or None$"
+    with pytest.raises(ValueError, match=words):
         _precomputed(tmp_path, max_keypoints=cap)
 
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from numbers import Real
+
 import numpy as np
 
-from lfabench import Aggregator, Bags, PluginSpec, hookimpl
+from lfabench.sdk import Aggregator, Bags, Interval, PluginSpec, hookimpl
 
 
 class GeMPool(Aggregator):
@@ -23,14 +25,15 @@ class GeMPool(Aggregator):
         Unused (GeM is deterministic); kept so the run's seed reaches every aggregator alike.
     """
 
+    # p's range, checked by lfabench on the command line, at construction and at fit (the type: the annotation)
+    _parameter_constraints = {"p": [Interval(Real, 1, None, closed="left")]}
+
     def __init__(self, p: float = 3.0, l2: bool = True, random_state=None):
         self.p = p
         self.l2 = l2
         self.random_state = random_state
 
     def _fit(self, bags: Bags, y):
-        if self.p < 1:
-            raise ValueError(f"gempool: p must be >= 1, got {self.p}")
         self.dim_ = bags.dim  # nothing to learn; fitted attributes end in "_"
 
     def _transform(self, bags: Bags) -> np.ndarray:

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from lfabench import PluginSpec, hookimpl
-from lfabench.dataset import Dataset
-from lfabench.evaluate import Evaluator, Split, partial_labels, stratified_split
 from lfabench.evaluation import label_predictions
+from lfabench.sdk import Dataset, Evaluator, PluginSpec, Split, hookimpl, partial_labels, stratified_split
 
 
 class LogRegAccuracy(Evaluator):

@@ -3,7 +3,7 @@
 The problems (:data:`CASES`): the authors' demo data ``moon.mat`` with the demo's settings, seeds 0-2, for both
 models (the paper's plain simplex, ``max_support=None``; the capped model, ``max_support=4``), the embedded
 default ``lfabench run`` (digits, 3x3 patches, the ``prolfa`` defaults, the ``knn`` evaluator's seed-0 80/20
-split) and the deprecated solver routes on moon seed 0. Per case the file holds ``selection_`` in CSC form
+split). Per case the file holds ``selection_`` in CSC form
 (``data``, ``indices``, ``indptr``, ``shape``), ``objective_history_`` and ``projection_``, as float64 bit
 patterns. The file was written by :func:`main` from the code before the solver surface was reduced to two
 paths; ``test_prolfa_reference.py`` fits the same cases with the current code and asserts equality, bit for bit.
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import sys
 import warnings
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -58,21 +57,11 @@ def digits_split(seed: int = 0):
             np.asarray(dataset.labels)[split.test_indices])
 
 
-def _deprecated(**option) -> dict:
-    """The demo's settings with a deprecated solver option (the routes kept, with a warning, for one release)."""
-    return dict(DEMO, solver=replace(DEMO["solver"], **option))
-
-
 #: case name -> (problem, constructor keywords). The digits case is the default run's aggregator (seed 0).
 CASES = {
     **{f"moon_plain_s{s}": ("moon", dict(DEMO, random_state=s)) for s in (0, 1, 2)},
     **{f"moon_capped_s{s}": ("moon", dict(DEMO, max_support=4, random_state=s)) for s in (0, 1, 2)},
     "digits_default_s0": ("digits", dict(random_state=0)),
-    # deprecated routes, which still run (with a FutureWarning) for one release: their floats are kept too
-    "moon_plain_cbcd_s0": ("moon", dict(_deprecated(backend="sparse"), random_state=0)),
-    "moon_capped_no_face_step_s0": ("moon", dict(_deprecated(face_step=False), max_support=4, random_state=0)),
-    "moon_capped_cancelling_s0": ("moon", dict(_deprecated(init="cancelling"), max_support=4, random_state=0)),
-    "moon_capped_dense_s0": ("moon", dict(_deprecated(backend="dense"), max_support=4, random_state=0)),
 }
 
 

@@ -1,4 +1,4 @@
-"""Block pairwise Frank-Wolfe on the paper's exact model (``backend="pairwise_fw"``): the gap it stops on is the
+"""Block pairwise Frank-Wolfe on the paper's exact model (``max_support=None``): the gap it stops on is the
 independent formula's, every step is a descent step on the simplex, and a converged fit is certified stationary."""
 
 from __future__ import annotations
@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
-from test_prolfa_dense import clustered_problem
+from prolfa_problems import clustered_problem
 
 from lfabench_plugins.aggregators.prolfa import FitOptions, SolverOptions, fit_prolfa, objective, solver_path
 from lfabench_plugins.aggregators.prolfa import search
+from lfabench_plugins.aggregators.prolfa.cbcd import fit_cbcd
 from lfabench_plugins.aggregators.prolfa.pairwise_fw import (
     INNER_STEPS,
     ColumnBuckets,
@@ -20,9 +21,9 @@ from lfabench_plugins.aggregators.prolfa.pairwise_fw import (
     _pairwise_steps,
     column_grams,
     column_step,
+    fit_pairwise,
     search_gap,
 )
-from lfabench_plugins.aggregators.prolfa.options import DEPRECATED
 from lfabench_plugins.aggregators.prolfa.plugin import ProLFA
 from lfabench_plugins.aggregators.prolfa.problem import frank_wolfe_gap, gradient_factor
 from lfabench_plugins.aggregators.prolfa.sparsecols import make_keys
@@ -153,7 +154,7 @@ def test_a_block_step_never_raises_j_and_stays_on_the_simplex(n_inner):
 def test_a_converged_fit_is_certified_stationary_and_j_never_rises():
     """The stopping rule is checked against the independent gap formula at the returned point."""
     pb = float32_problem(seed=1)
-    res = fit_prolfa(pb, FitOptions(n_prototypes=8, random_state=0, max_support=None, backend="pairwise_fw",
+    res = fit_prolfa(pb, FitOptions(n_prototypes=8, random_state=0, max_support=None,
                                        gap_tol=1e-2, max_iter=2000))
     assert res.converged
     h = np.asarray(res.objective_history)
@@ -171,7 +172,7 @@ def test_a_converged_fit_is_certified_stationary_and_j_never_rises():
 def test_max_iter_warns_and_records_the_gap_at_the_returned_point():
     pb = float32_problem(seed=2)
     with pytest.warns(ConvergenceWarning, match="pairwise Frank-Wolfe"):
-        res = fit_prolfa(pb, FitOptions(n_prototypes=8, random_state=0, max_support=None, backend="pairwise_fw",
+        res = fit_prolfa(pb, FitOptions(n_prototypes=8, random_state=0, max_support=None,
                                            gap_tol=1e-9, max_iter=3))
     assert not res.converged and res.n_iter == 3
     assert res.info["frank_wolfe_gap"] == pytest.approx(
@@ -180,7 +181,7 @@ def test_max_iter_warns_and_records_the_gap_at_the_returned_point():
 
 def test_the_capped_model_is_refused_by_name():
     with pytest.raises(ValueError, match="max_support=None"):
-        fit_prolfa(float32_problem(), FitOptions(n_prototypes=8, max_support=4, backend="pairwise_fw"))
+        fit_pairwise(float32_problem(), FitOptions(n_prototypes=8, max_support=4))
     with pytest.raises(ValueError, match="gap_tol"):
         FitOptions(gap_tol=0)
 
@@ -248,37 +249,27 @@ def test_the_vectorised_pairwise_steps_equal_a_column_by_column_loop(n_inner):
     scale = 1.0 + float(np.linalg.norm(W, 2) ** 2)
     gq, v = wc.gradient(pb, H, r, exact=False), wc.vals.copy()
     g_ref, v_ref = reference_pairwise_steps(gq, v, B, e, scale, n_inner)
-    _pairwise_steps(np, gq, v, B, e, scale, n_inner)
+    _pairwise_steps(gq, v, B, e, scale, n_inner)
     assert not np.array_equal(v, wc.vals)                           # it moved
     np.testing.assert_array_equal(v, v_ref)
     np.testing.assert_array_equal(gq, g_ref)
     np.testing.assert_allclose(v.sum(axis=1), 1.0, atol=1e-12)
     with pytest.raises(ValueError, match="C-contiguous"):
-        _pairwise_steps(np, np.asfortranarray(gq), v, B, e, scale, 1)
+        _pairwise_steps(np.asfortranarray(gq), v, B, e, scale, 1)
 
 
-def test_the_solver_follows_the_model_and_a_deprecated_backend_name_warns_and_changes_nothing():
+def test_the_solver_follows_the_model():
     """The plain simplex is fitted by pairwise Frank-Wolfe, the capped model by cBCD (``solver_path``, the one
-    place that decides); naming that solver by its deprecated ``backend`` name gives the same fit, to the last bit,
-    with a :class:`FutureWarning` naming the replacement; ``fit_info_`` says which solver ran."""
+    place that decides); ``fit_info_`` says which solver ran, and each solver refuses the other's model."""
     assert solver_path(FitOptions(max_support=None)) == "pairwise_fw"
     assert solver_path(FitOptions(max_support=4)) == "cbcd"
-    assert solver_path(FitOptions(max_support=None, backend="sparse")) == "cbcd"
     rng = np.random.default_rng(1)
     from lfabench.bags import Bags
 
     y = np.arange(24) % 3
     bags = Bags.from_list([rng.normal(loc=k, size=(6, 4)) for k in y])
-    for max_support, resolved, old_name in ((None, "pairwise_fw", "pairwise_fw"), (3, "cbcd", "sparse")):
-        params = dict(n_prototypes=5, max_support=max_support, random_state=0)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            auto = ProLFA(**params).fit(bags, y)
-            assert not [w for w in caught if issubclass(w.category, FutureWarning)]
-            named = ProLFA(solver=SolverOptions(backend=old_name), **params).fit(bags, y)
-        assert [str(w.message) for w in caught if issubclass(w.category, FutureWarning)] == [
-            f"ProLFA solver option backend={old_name!r} is deprecated and will be removed in the next release: "
-            + DEPRECATED["backend"]]
-        assert auto.fit_info_["solver"] == named.fit_info_["solver"] == resolved
-        np.testing.assert_array_equal(auto.selection_.toarray(), named.selection_.toarray())
-        np.testing.assert_array_equal(auto.objective_history_, named.objective_history_)
+    for max_support, resolved in ((None, "pairwise_fw"), (3, "cbcd")):
+        est = ProLFA(n_prototypes=5, max_support=max_support, random_state=0).fit(bags, y)
+        assert est.fit_info_["solver"] == resolved
+    with pytest.raises(ValueError, match="cBCD fits the capped model only"):
+        fit_cbcd(float32_problem(), FitOptions(n_prototypes=8, max_support=None))

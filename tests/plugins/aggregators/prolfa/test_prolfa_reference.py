@@ -6,7 +6,7 @@ The floats are a property of the code and of the BLAS kernel that ran it (OpenBL
 by ``OPENBLAS_CORETYPE`` where a machine sets it). On another kernel the GEMMs round differently in their last
 bits and the non-convex solvers carry that drift: there the support (which descriptors each prototype selects)
 must still be the recorded one exactly, and the floats must agree to ``RTOL`` (measured on an AVX-512 kernel:
-at most 3.5e-4 relative in ``selection_`` and ``projection_``, 5.7e-3 in J's history, over the 11 cases)."""
+at most 3.5e-4 relative in ``selection_`` and ``projection_``, 5.7e-3 in J's history)."""
 
 from __future__ import annotations
 

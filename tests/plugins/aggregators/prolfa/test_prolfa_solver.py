@@ -29,12 +29,7 @@ from lfabench_plugins.aggregators.prolfa.simplex import (
     project_segments_sparse,
     simplex_threshold_sorted,
 )
-from lfabench_plugins.aggregators.prolfa.cbcd import (
-    line_search_entries,
-    line_search_weight,
-    max_feasible_step,
-    one_hot_start,
-)
+from lfabench_plugins.aggregators.prolfa.cbcd import one_hot_start
 from lfabench_plugins.aggregators.prolfa.sparsecols import combine, from_csc, split_keys, to_csc
 from lfabench_plugins.aggregators.prolfa.wstep import solve_w, sylvester_residual
 from lfabench_plugins.aggregators.prolfa.cbcd_zstep import reweighted_z_step
@@ -422,19 +417,6 @@ def test_z_step_matches_paper_update_and_guards_denominator():
     assert abs(z[0]) < c[0] and abs(z[1]) < c[1]
 
 
-def test_line_search_weight_is_the_exact_minimiser():
-    bags, Y, pb = small_problem(seed=24)
-    rng = np.random.default_rng(25)
-    C0 = random_simplex_columns(rng, bags.n_descriptors, 3)
-    C1 = random_simplex_columns(rng, bags.n_descriptors, 3)
-    W = rng.normal(size=(3, Y.shape[1]))
-    H = gradient_factor(pb, pb.prototypes(sp.csc_matrix(C0)), W)
-    s = line_search_weight(pb, W, H, sp.csc_matrix(C0), sp.csc_matrix(C1 - C0))
-    grid = np.linspace(0, 1, 2001)
-    vals = [objective(pb, sp.csc_matrix(C0 + g * (C1 - C0)), W) for g in grid]
-    assert objective(pb, sp.csc_matrix(C0 + s * (C1 - C0)), W) <= min(vals) + 1e-9
-
-
 def test_sparse_keys_roundtrip():
     rng = np.random.default_rng(26)
     M = sp.random(30, 5, density=0.2, random_state=1, format="csc")
@@ -485,32 +467,6 @@ def test_blocked_gathers_give_the_same_floats(monkeypatch):
                                   gradient_entries(pb, H, rows, cols, chunk=1 << 16))
     np.testing.assert_allclose(gradient_entries(pb, H, rows, cols),
                                2.0 * np.einsum("nd,nd->n", X[rows].astype(np.float64), H.T[cols]), rtol=1e-12)
-
-
-def test_extrapolated_line_search_is_exact_and_feasible():
-    bags, Y, pb = small_problem(seed=28)
-    rng = np.random.default_rng(29)
-    N = bags.n_descriptors
-    C0 = random_simplex_columns(rng, N, 3)
-    C1 = random_simplex_columns(rng, N, 3)
-    W = rng.normal(size=(3, Y.shape[1]))
-    H = gradient_factor(pb, pb.prototypes(sp.csc_matrix(C0)), W)
-    D = C1 - C0
-    rows, cols = np.divmod(np.arange(N * 3), 3)
-    order = np.lexsort((rows, cols))
-    rows, cols = rows[order], cols[order]
-    c0, dv = C0[rows, cols], D[rows, cols]
-    s_max = max_feasible_step(c0, dv, 8.0)
-    assert 1.0 <= s_max <= 8.0
-    assert (C0 + s_max * D).min() >= -1e-12                 # feasible at the end of the segment
-    if s_max < 8.0:                                         # and the bound is tight
-        assert (C0 + (s_max * 1.01) * D).min() < 0
-    s = line_search_entries(pb, W, H, rows, cols, c0, dv, 3, s_max)
-    grid = np.linspace(0, s_max, 4001)
-    vals = [objective(pb, sp.csc_matrix(np.maximum(C0 + g * D, 0)), W) for g in grid]
-    assert objective(pb, sp.csc_matrix(np.maximum(C0 + s * D, 0)), W) <= min(vals) + 1e-9
-    # the sparse front end agrees with the entry form
-    assert line_search_weight(pb, W, H, sp.csc_matrix(C0), sp.csc_matrix(D), s_max) == pytest.approx(s)
 
 
 @pytest.mark.parametrize("m", [1, 3, 50, 500])
@@ -656,7 +612,7 @@ def test_union_keys_equals_union1d():
 def test_frank_wolfe_gap_equals_a_finite_difference_gradient_and_falls_to_zero_as_the_exact_model_converges():
     """The gap from the gradient formula against central differences of ``objective`` (W fixed; every entry
     of C positive, where J is smooth), then along a fit of the exact model."""
-    from test_prolfa_dense import clustered_problem
+    from prolfa_problems import clustered_problem
 
     rng = np.random.default_rng(0)
     N, d, dbar, n, c = 9, 3, 4, 5, 2
