@@ -32,9 +32,9 @@ import numpy as np
 
 from .boardfiles import confined
 from .fingerprint import STAGES
-from .leaderboard.tables import find_records
 from .provenance import recorded_machine
 from .record import read_record
+from .recordset import find_records, finished
 from .run import run_benchmark
 
 
@@ -152,7 +152,7 @@ def reproduce_board(board_dir: Path | str, sample: int = 5, seed: int = 0, use_c
     for p in find_records([root]):
         try:
             confined(board_dir, p, "run record")
-            if read_record(p)["status"] == "ok":
+            if finished(read_record(p)):
                 ok.append(p)
         except ValueError as exc:  # BoardFileError included: a record a rerun cannot start from
             raise ValueError(f"{exc}; reproduce reruns only records of the board's own folder") from None
