@@ -129,9 +129,9 @@ def board_aa(records, metric: str = "mAP", n_permutations: int = 999) -> "pd.Dat
 
     from lfabench.evaluation import paired_t_p
     from lfabench.leaderboard.separation import UnitScores
-    from lfabench.leaderboard.tables import dedupe_runs, find_records, labelled, records_frame
+    from lfabench.recordset import dedupe_runs, labelled, load_records, records_frame
 
-    df = labelled(dedupe_runs(records_frame(find_records([records]))[0]))
+    df = labelled(dedupe_runs(records_frame(load_records([records]))[0]))
     df = df[df["metric"] == metric]
     units, rows = UnitScores(), []
     for (descriptor, method), runs in df.groupby(["descriptor", "aggregator"]):

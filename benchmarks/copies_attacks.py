@@ -59,7 +59,7 @@ def _dataset(record: dict, cache: dict):
 
 def board_shares(folder: Path, k: int | None) -> pd.DataFrame:
     """One row per complete record: descriptor, method, seed, and each attack's share (%) in the first k."""
-    from lfabench.leaderboard import find_records
+    from lfabench.recordset import find_records
     from lfabench.record import read_record
 
     rows, cache = [], {}

@@ -47,7 +47,8 @@ SIMD_FLAGS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl")
 _GIT_TIMEOUT_S = 10
 
 
-def _git(root: Path, *args: str) -> subprocess.CompletedProcess | None:
+def run_git(root: Path, *args: str) -> subprocess.CompletedProcess | None:
+    """``git -C root ARGS`` with its output captured; None where git cannot run (absent, timed out)."""
     try:
         return subprocess.run(["git", "-C", str(root), *args], capture_output=True, timeout=_GIT_TIMEOUT_S)
     except (OSError, subprocess.SubprocessError):
@@ -58,7 +59,7 @@ def _git(root: Path, *args: str) -> subprocess.CompletedProcess | None:
 def checkout_root() -> Path | None:
     """The git checkout lfabench runs from (None when installed, or inside some unrelated repository)."""
     here = Path(__file__).resolve().parent
-    top = _git(here, "rev-parse", "--show-toplevel")
+    top = run_git(here, "rev-parse", "--show-toplevel")
     if top is None or top.returncode != 0:
         return None
     root = Path(top.stdout.decode().strip())
@@ -101,14 +102,14 @@ def read_source_state(root: Path | None) -> SourceState:
     root = checkout_root() if root is None else Path(root)
     if root is None:
         return SourceState(None, b"")
-    head = _git(root, "rev-parse", "HEAD")
+    head = run_git(root, "rev-parse", "HEAD")
     if head is None or head.returncode != 0:
         return SourceState(None, b"")
-    tracked = _git(root, "diff", "--binary", "HEAD", "--")
+    tracked = run_git(root, "diff", "--binary", "HEAD", "--")
     parts = [tracked.stdout if tracked is not None and tracked.returncode == 0 else b""]
-    untracked = _git(root, "ls-files", "--others", "--exclude-standard", "-z", "--", *SOURCE_FOLDERS)
+    untracked = run_git(root, "ls-files", "--others", "--exclude-standard", "-z", "--", *SOURCE_FOLDERS)
     for name in sorted(n for n in (untracked.stdout.decode().split("\0") if untracked else []) if n):
-        added = _git(root, "diff", "--binary", "--no-index", "--", "/dev/null", name)
+        added = run_git(root, "diff", "--binary", "--no-index", "--", "/dev/null", name)
         if added is not None:  # exit status 1: the files differ, as they must
             parts.append(added.stdout)
     return SourceState(head.stdout.decode().strip(), b"".join(parts))

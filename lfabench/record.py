@@ -139,18 +139,18 @@ def plugin_setting(config: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in config.items() if k in KINDS}
 
 
-def _canonical(value: Any) -> Any:
+def canonical_value(value: Any) -> Any:
     """Tuples as lists, keys as strings: the same setting hashes the same from YAML, Python or a record."""
     if isinstance(value, dict):
-        return {str(k): _canonical(v) for k, v in value.items()}
+        return {str(k): canonical_value(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_canonical(v) for v in value]
+        return [canonical_value(v) for v in value]
     return value
 
 
 def setting_key(setting: dict[str, Any], seed: Any) -> str:
     """12 hex digits identifying (plugin setting, seed): a run's folder name (``lfabench.resume.run_setting``)."""
-    payload = json.dumps({"setting": _canonical(plugin_setting(setting)), "seed": seed}, sort_keys=True,
+    payload = json.dumps({"setting": canonical_value(plugin_setting(setting)), "seed": seed}, sort_keys=True,
                          default=str)
     return hashlib.sha1(payload.encode()).hexdigest()[:12]
 

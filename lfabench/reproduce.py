@@ -32,9 +32,9 @@ import numpy as np
 
 from .boardfiles import confined
 from .fingerprint import STAGES
-from .leaderboard.tables import find_records
 from .provenance import recorded_machine
 from .record import read_record
+from .recordset import find_records, finished
 from .run import run_benchmark
 
 
@@ -99,10 +99,33 @@ def cpu_kind(record: dict) -> tuple:
     return tuple(machine["simd_flags"] or ()), tuple(machine["blas_kernels"])
 
 
+def with_introduced_params(config: dict) -> dict:
+    """``config`` (a record's) with every parameter its plugins gained after it was written set to the value that
+    reproduces it (a plugin class's ``introduced_params``, ``{name: value}``: FV's ``em="sklearn"``, the EM its
+    records ran before the float32 EM became the default); parameters the record names are kept."""
+    from .registry import get_plugin
+
+    out = dict(config)
+    for kind in ("dataset", "descriptor", "aggregator", "evaluator"):
+        spec = out.get(kind)
+        if not isinstance(spec, dict) or not spec.get("name"):
+            continue
+        try:
+            introduced = getattr(get_plugin(kind, str(spec["name"])), "introduced_params", None) or {}
+        except (LookupError, KeyError, ValueError):
+            continue
+        params = dict(spec.get("params") or {})
+        missing = {k: v for k, v in introduced.items() if k not in params}
+        if missing:
+            out[kind] = {**spec, "params": {**params, **missing}}
+    return out
+
+
 def rerun(path: Path, use_cache: bool = True, quiet: bool = True) -> Outcome:
-    """Rerun one record's config with the current code into a temporary folder and compare (:func:`compare`)."""
+    """Rerun one record's config with the current code into a temporary folder and compare (:func:`compare`);
+    parameters added to its plugins since take the value that reproduces it (:func:`with_introduced_params`)."""
     rec = read_record(path)
-    cfg = dict(rec["config"])
+    cfg = with_introduced_params(dict(rec["config"]))
     if not use_cache:
         cfg["cache"] = False
         cfg["cache_descriptors"] = False
@@ -129,7 +152,7 @@ def reproduce_board(board_dir: Path | str, sample: int = 5, seed: int = 0, use_c
     for p in find_records([root]):
         try:
             confined(board_dir, p, "run record")
-            if read_record(p)["status"] == "ok":
+            if finished(read_record(p)):
                 ok.append(p)
         except ValueError as exc:  # BoardFileError included: a record a rerun cannot start from
             raise ValueError(f"{exc}; reproduce reruns only records of the board's own folder") from None

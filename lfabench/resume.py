@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from .plugin import KINDS
-from .record import RESULT_FILE, _canonical, plugin_setting, read_record, setting_key
+from .record import RESULT_FILE, canonical_value, plugin_setting, read_record, setting_key
 from .redact import reads_environment
 from .storage import file_lock
 
@@ -85,7 +85,7 @@ def complete_record(run_dir: Path | str, setting: dict[str, Any], seed: Any) -> 
         rec = read_record(path)
     except ValueError:  # unreadable: run again (the recorder keeps the old file aside)
         return None
-    same = (_canonical(plugin_setting(rec.get("setting") or {})) == _canonical(plugin_setting(setting))
+    same = (canonical_value(plugin_setting(rec.get("setting") or {})) == canonical_value(plugin_setting(setting))
             and rec.get("seed") == seed)
     return rec if rec.get("status") == "ok" and same else None
 
@@ -111,7 +111,7 @@ def dataset_change(record: dict[str, Any], config: dict[str, Any]) -> str | None
     if not isinstance(then.get("fingerprint"), str):
         return None
     section = config.get("dataset") or {}
-    memo = json.dumps(_canonical(section), sort_keys=True, default=str)
+    memo = json.dumps(canonical_value(section), sort_keys=True, default=str)
     if memo not in _FINGERPRINTS:
         try:
             dataset = get_registry().get_spec("dataset", section.get("name", "")).factory(

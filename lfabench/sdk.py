@@ -47,7 +47,7 @@ from .params import COUNT, COUNT_OR_ZERO, NON_NEGATIVE, POSITIVE, ConfigError, I
 from .plugin import DatasetProtocol, PluginSpec, default_params
 from .splits import LABELLED_UNITS, labelled_classes, labelled_subset, partial_labels, stratified_split
 from .storage import array_fingerprint, cacheable_seed, cached_fit
-from .threads import serial_blas
+from .threads import imap_in_order, map_row_blocks, serial_blas
 
 __all__ = [
     "COUNT", "COUNT_OR_ZERO", "KEYPOINT_FIELDS", "LABELLED_UNITS", "NON_NEGATIVE", "POSITIVE",
@@ -56,6 +56,7 @@ __all__ = [
     "RetrievalGroundTruth", "Split", "StrOptions", "UndefinedCriterionError",
     "annotated_class_sizes", "array_fingerprint", "as_float32", "bags_fingerprint", "cacheable_seed", "cached_fit",
     "check_labels", "dataset_root", "default_params", "describe_class_sizes", "descriptor_dtype_problem",
-    "file_digest", "hookimpl", "labelled_classes", "labelled_subset", "missing_error", "not_fitted",
+    "file_digest", "hookimpl", "imap_in_order", "labelled_classes", "labelled_subset", "map_row_blocks",
+    "missing_error", "not_fitted",
     "partial_labels", "registered_as", "serial_blas", "stratified_split", "to_uint8",
 ]

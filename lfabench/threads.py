@@ -1,32 +1,42 @@
 """A run's thread count, fixed: results that do not depend on how many threads the machine offers, nor on
 the count the run asks for.
 
-Multi-threaded BLAS does not sum in one order whatever its thread count: OpenBLAS splits a GEMM's output
-among its threads, and the block each thread gets decides which kernel (and which order of additions) makes
-each element, so 1 and 2 threads give other last bits (numpy's ``float32`` ``A @ B.T`` on 500 x 3000 DAISY rows
-differs). FAISS's k-means and exact search sit on such GEMMs (FAISS's own OpenBLAS): one last bit moves a
-tie between two neighbours or two centres. BoW on Fifteen Scene SIFT-90 (256 words, seed 0) predicted 4 of 897
-test images otherwise with 2 threads than with 1, from bit-identical features.
+A BLAS or OpenMP pool does not sum in one order whatever its thread count. Measured with this project's wheels
+(``benchmarks/thread_sums.py``: each pool at 1, then at 2 threads, same inputs): numpy's OpenBLAS ``float64`` GEMM
+gives other last bits in a few elements on some shapes (3000 x 500 x 200 and 3000 x 500 x 192: about 90 of 1.5M
+elements), its SVD differs (LAPACK over threaded BLAS: nearly every element of ``Vt``), FAISS's k-means ends on
+other centres (FAISS's own OpenBLAS, which follows OpenMP's count), and its flat search returned other distances
+on Gaussian rows. One
+last bit moves a tie between two neighbours or two centres: BoW on Fifteen Scene SIFT-90 (256 words, seed 0)
+predicted 4 of 897 test images otherwise with 2 BLAS threads than with 1, from bit-identical features.
 
 :func:`fixed_threads` therefore sets, for the duration of a block, every **BLAS** pool loaded in this process
 to one thread (each GEMM, dot product and factorisation sums in one order, whatever the run's count) and
-every **OpenMP** pool to the run's count. FAISS's OpenBLAS is built on OpenMP: its GEMMs run as many
-threads as OpenMP's count, whatever its own setting says. The FAISS calls that sum through it (k-means
-training, flat and IVF searches, ``faiss.knn``, ``faiss.pairwise_distances``) therefore run inside
-:func:`serial_blas`, every pool at one thread for the call. With ``threads=1`` every pool runs one thread,
-as it always did. A pool loaded inside the block would escape it, so the libraries whose pools a run uses
-(:data:`PRELOAD`) are imported first. The conductor runs a run's split, fit, transform and evaluate stages
-under the config's ``threads`` (default 1) and records what it fixed (:func:`pinned_pools`).
+every **OpenMP** pool to the run's count. The FAISS calls that sum through FAISS's OpenBLAS (k-means training,
+flat and IVF searches, ``faiss.knn``, ``faiss.pairwise_distances``) run inside :func:`serial_blas`, every pool at
+one thread for the call. With ``threads=1`` every pool runs one thread. A pool loaded inside the block would
+escape it, so the libraries whose pools a run uses (:data:`PRELOAD`) are imported first. The conductor runs a
+run's split, fit, transform and evaluate stages under the config's ``threads`` (default 1) and records what it
+fixed (:func:`pinned_pools`).
+
+What ``threads`` parallelises instead is work cut into pieces that never depend on the thread count:
+:func:`imap_in_order` runs fixed pieces (batches of samples, blocks of rows) on ``threads`` worker threads, each
+at one thread, so every piece is the same one-thread computation whatever the count, and the caller sums over
+the pieces in their order; :func:`map_row_blocks` does so for row-independent calls (a search per query) on
+ranges aligned to the library's own blocks. Code that uses neither runs on one core at any ``threads``.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["BLAS_THREADS", "PRELOAD", "fixed_threads", "pinned_pools", "check_threads", "serial_blas"]
+__all__ = ["BLAS_THREADS", "PRELOAD", "fixed_threads", "pinned_pools", "check_threads", "serial_blas", "run_threads",
+           "row_blocks", "imap_in_order", "map_row_blocks"]
 
 #: Libraries with thread pools of their own, imported before pinning so that threadpoolctl sees them
 #: (FAISS ships its own OpenBLAS and libgomp, which scikit-learn's OpenMP code shares; scipy, numpy and
@@ -82,14 +92,14 @@ def fixed_threads(threads: int | None) -> Iterator[None]:
     _preload()
     controller = ThreadpoolController()
     with controller.limit(limits={"openmp": threads, "blas": BLAS_THREADS}):
-        _FIXED.append(controller)
+        _FIXED.append((controller, threads))
         try:
             yield
         finally:
             _FIXED.pop()
 
 
-#: The controllers of the :func:`fixed_threads` blocks this process is inside (innermost last).
+#: The controllers and thread counts of the :func:`fixed_threads` blocks this process is inside (innermost last).
 _FIXED: list[Any] = []
 
 
@@ -102,5 +112,71 @@ def serial_blas() -> Iterator[None]:
     if not _FIXED:
         yield
         return
-    with _FIXED[-1].limit(limits=1):
+    with _FIXED[-1][0].limit(limits=1):
         yield
+
+
+def run_threads() -> int:
+    """The ``threads`` of the innermost :func:`fixed_threads` block; 1 outside one (library use, ``threads=null``)."""
+    return _FIXED[-1][1] if _FIXED else 1
+
+
+def row_blocks(n_rows: int, block: int, parts: int, min_rows: int = 1) -> list[tuple[int, int]]:
+    """``[0, n_rows)`` cut into at most ``parts`` consecutive ranges of about equal size, each starting at a multiple
+    of ``block`` and, unless ``n_rows`` is smaller, holding at least ``min_rows`` rows."""
+    if n_rows <= 0:
+        return []
+    size = max(-(-n_rows // max(parts, 1)), min_rows, 1)
+    step = -(-size // block) * block
+    starts = list(range(0, n_rows, step))
+    if len(starts) > 1 and n_rows - starts[-1] < min_rows:  # a short last range joins the one before
+        starts.pop()
+    return [(a, b) for a, b in zip(starts, starts[1:] + [n_rows])]
+
+
+def imap_in_order(fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[Any]:
+    """``fn(item)`` for each of ``items``, yielded in their order; computed by :func:`run_threads` worker threads
+    (at most twice that many items in flight), each call with its thread's OpenMP count at one (BLAS pools are
+    at one inside :func:`fixed_threads`). With one thread it is ``map(fn, items)`` in this thread.
+
+    When the items are fixed (never sized by the thread count) and ``fn``'s result depends on its item only, the
+    results are the same bits at every thread count: each is the same one-thread computation. A sum over the
+    results, taken by the caller in this order, is the one-thread sum. ``fn`` gains only while it releases the
+    GIL (numpy's and FAISS's kernels do).
+    """
+    threads = run_threads()
+    if threads <= 1:
+        yield from map(fn, items)
+        return
+    controller = _FIXED[-1][0]
+
+    def one_thread(item: Any) -> Any:
+        with controller.limit(limits={"openmp": 1}):   # OpenMP's count is per thread: a worker has its own
+            return fn(item)
+
+    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="lfabench-rows") as pool:
+        pending: deque[Future] = deque()
+        try:
+            for item in items:
+                pending.append(pool.submit(one_thread, item))
+                if len(pending) >= 2 * threads:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+        finally:  # an error, an interrupt or a time limit: the pieces not started are dropped, not computed
+            for future in pending:
+                future.cancel()
+
+
+def map_row_blocks(fn: Callable[[int, int], Any], n_rows: int, block: int, min_rows: int = 1) -> list[Any]:
+    """``[fn(start, stop) for each range of row_blocks(n_rows, block, run_threads(), min_rows)]`` in row order, by
+    :func:`imap_in_order`; one call ``fn(0, n_rows)`` in this thread when :func:`run_threads` is 1.
+
+    For ``fn`` whose rows do not depend on the other rows of its range (a search per query in FAISS's blocks of
+    ``block`` queries), the concatenated results equal the single call's bit for bit at every thread count.
+    """
+    threads = run_threads()
+    ranges = row_blocks(n_rows, block, threads, min_rows) if threads > 1 else [(0, n_rows)]
+    if len(ranges) <= 1:
+        return [fn(0, n_rows)]
+    return list(imap_in_order(lambda bounds: fn(*bounds), ranges))

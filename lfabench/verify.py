@@ -53,8 +53,8 @@ from .evaluation.prediction_shapes import byte_budget, check_declared
 from .evaluation.predictions import predictions_fingerprint, recompute_metrics
 from .leaderboard import build_leaderboard
 from .leaderboard.manifest import manifest_path, read_manifest
-from .leaderboard.tables import find_records
 from .provenance import missing_provenance
+from .recordset import find_records
 from .verify_world import WorldCheck
 from .record import DIFF_FILE, RESULT_FILE, VERIFIABLE_SCHEMA, content_digest, file_sha256, read_record
 

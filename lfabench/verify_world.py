@@ -28,8 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .leaderboard.tables import _setting as row_setting
-from .provenance import _git, checkout_root
+from .provenance import checkout_root, run_git
+from .recordset import row_setting
 from .registry import get_plugin, get_registry
 
 __all__ = ["EMBEDDED_DATASETS", "WorldCheck"]
@@ -120,18 +120,18 @@ class WorldCheck:
             report.add(min(p for ps in by_revision.values() for p in ps).parent, "provenance.git_revision",
                        "lfabench runs outside a git checkout: the records' revisions are not checked", note=True)
             return
-        shallow = (_git(root, "rev-parse", "--is-shallow-repository") or None)
+        shallow = (run_git(root, "rev-parse", "--is-shallow-repository") or None)
         shallow = shallow is not None and shallow.stdout.strip() == b"true"
         for rev, paths in sorted(by_revision.items()):
             problem = None
             if not isinstance(rev, str) or not _REVISION.fullmatch(rev):
                 problem = f"{rev!r} is not a full commit hash"
             else:
-                found = _git(root, "cat-file", "-e", f"{rev}^{{commit}}")
+                found = run_git(root, "cat-file", "-e", f"{rev}^{{commit}}")
                 if found is None or found.returncode != 0:
                     problem = f"{rev} is no commit of the lfabench checkout here ({root})"
                 else:
-                    ancestor = _git(root, "merge-base", "--is-ancestor", rev, "HEAD")
+                    ancestor = run_git(root, "merge-base", "--is-ancestor", rev, "HEAD")
                     if ancestor is None or ancestor.returncode != 0:
                         problem = f"{rev} is not an ancestor of HEAD of the lfabench checkout here ({root})"
             if problem:

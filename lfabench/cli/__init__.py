@@ -34,7 +34,8 @@ that is otherwise one message (a run's record keeps it either way).
 
 
 def _cmd_leaderboard(args) -> int:
-    from ..leaderboard import DEFAULT_RUN_ROOTS, build_leaderboard
+    from ..leaderboard import build_leaderboard
+    from ..recordset import DEFAULT_RUN_ROOTS
 
     if args.index is not None:
         from .leaderboard_index import run_index
@@ -51,7 +52,7 @@ def _cmd_leaderboard(args) -> int:
         return 2
     try:
         if args.publish_records:
-            from ..leaderboard.publish import parse_relocations, publish_records
+            from ..recordset.publish import parse_relocations, publish_records
 
             report = publish_records(paths, args.out, parse_relocations(args.relocate),
                                      allow_unclean=args.allow_unclean_records)

@@ -7,7 +7,7 @@ paired test against the best method (highest mean), pairing runs by seed over th
 seeds both have: the corrected resampled t-test for k-NN on seeded splits, the
 per-query randomization test for retrieval, else the exact Wilcoxon signed-rank test
 (:mod:`lfabench.leaderboard.separation`). One (method, seed) is one value however many records it has: identical repeats count once,
-repeats that disagree are averaged and counted in ``conflicts`` (:func:`lfabench.leaderboard.tables.dedupe_runs`).
+repeats that disagree are averaged and counted in ``conflicts`` (:func:`lfabench.recordset.dedupe_runs`).
 An invalid record (:func:`lfabench.record.validate_record`) refuses the comparison, naming the file and field.
 """
 
@@ -21,10 +21,10 @@ def compare_table(run_paths) -> "pd.DataFrame":
     """One row per (dataset, descriptor, evaluator, metric, method): rank, mean, std, seeds, p_vs_best, n_pairs and
     ``p_holm``, the p Holm-adjusted over the tests of its (dataset, descriptor, evaluator, metric) section."""
     from ..evaluation.multiple import holm, tied_ranks
-    from ..leaderboard import find_records, records_frame, summarize
-    from ..leaderboard.tables import score_keys
+    from ..leaderboard.statistics import score_keys, summarize
+    from ..recordset import load_records, records_frame
 
-    df, _ = records_frame(find_records(run_paths))
+    df, _ = records_frame(load_records(run_paths))
     summary = summarize(df)
     keys = ["dataset", "descriptor", "evaluator", "metric"]
     cols = keys + ["aggregator", "rank", "mean", "std", "n_seeds", "seeds", "conflicts", "best", "diff", "diff_ci_low",
@@ -70,7 +70,7 @@ def to_markdown(table) -> str:
 
 
 def _cmd_compare(args) -> int:
-    from ..leaderboard import DEFAULT_RUN_ROOTS
+    from ..recordset import DEFAULT_RUN_ROOTS
 
     paths = args.run_dirs or [p for p in DEFAULT_RUN_ROOTS if Path(p).is_dir()]
     if not paths:

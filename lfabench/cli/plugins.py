@@ -62,7 +62,7 @@ def list_plugins() -> int:
     from ..registry import get_registry
 
     reg = get_registry()
-    rows = [(s.kind, listed, s.version or "-", s.distribution, s.description) for s, listed in _listed_names(reg)]
+    rows = [(s.kind, listed, s.version or "-", s.distribution, s.description) for s, listed in listed_names(reg)]
     rows.sort(key=lambda r: (r[0], r[1]))
     header = ("kind", "name", "version", "distribution", "description")
     widths = [max(len(r[i]) for r in rows + [header]) for i in range(4)]
@@ -78,7 +78,7 @@ def list_plugins() -> int:
     return status
 
 
-def _listed_names(reg) -> list[tuple]:
+def listed_names(reg) -> list[tuple]:
     """``(spec, name)`` of every plugin, also one that shares its name: that one by the qualified name it
     answers to, the others by their plain name."""
     plain = {(s.kind, s.name): s for s in reg.specs() if s.name not in reg.ambiguous_names(s.kind)}
@@ -100,7 +100,7 @@ def check(name: str, kind: str | None, checks: list[str] | None) -> int:
     kinds = [kind] if kind else [k for k in KINDS if name in reg.names(k) or name in reg.qualified_names(k)
                                  or name in reg.ambiguous_names(k)]
     if not kinds:
-        every = sorted({n for _, n in _listed_names(reg)})
+        every = sorted({n for _, n in listed_names(reg)})
         print(f"lfabench plugins check: no plugin is called {name!r}; plugins: {', '.join(every)}", file=sys.stderr)
         return 2
     status = 0

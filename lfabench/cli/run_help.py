@@ -61,7 +61,7 @@ def help_text() -> str:
     plain name, or ``<distribution>:<name>`` where another package has the plain name) and named variants."""
     from ..plugin import KINDS
     from ..registry import get_registry
-    from .plugins import _listed_names
+    from .plugins import listed_names
     from .run import yaml_options
 
     reg = get_registry()
@@ -70,7 +70,7 @@ def help_text() -> str:
     lines += _wrapped("", presets)
     lines += ["", "plugins (KIND=NAME; `lfabench plugins` describes each, `lfabench run --cfg job KIND=NAME` shows its",
               "parameters; a plugin whose name another package also has answers to <distribution>:<name>):"]
-    listed = _listed_names(reg)
+    listed = listed_names(reg)
     for kind in KINDS:
         plugins = sorted(name for spec, name in listed if spec.kind == kind)
         lines += _wrapped(kind, plugins)

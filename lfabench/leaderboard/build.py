@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable
 
+from ..recordset import dedupe_runs, labelled, load_records, records_frame, shown_path
 from ..storage import write_text_atomic
 from .claims import claim_markdown, claim_table
 from .csv_cells import write_csv
@@ -25,8 +26,9 @@ from .not_applicable import not_applicable_frame
 from .packages import outside_plugins, packages_markdown
 from .paper import paper_markdown, paper_table
 from .ranks import cd_plot, rank_markdown, rank_table
+from .statistics import summarize
+from .tables import INTRO, to_markdown
 from .titles import evaluator_settings
-from .tables import INTRO, _shown_path, dedupe_runs, find_records, labelled, records_frame, summarize, to_markdown
 
 
 def build_leaderboard(run_paths: Iterable[Path | str], out_dir: Path | str = "leaderboards",
@@ -45,7 +47,7 @@ def build_leaderboard(run_paths: Iterable[Path | str], out_dir: Path | str = "le
     if command is None:
         command = " ".join(["lfabench leaderboard", *run_paths] + ([] if name == "leaderboard" else
                                                                     ["--name", name]))
-    records = find_records(run_paths)
+    records = load_records(run_paths)  # every record read and validated once: the pages and plots take them
     df, failed = records_frame(records)
     summary = summarize(df)
     out_dir = Path(out_dir)
@@ -55,7 +57,7 @@ def build_leaderboard(run_paths: Iterable[Path | str], out_dir: Path | str = "le
     for part in (plot_tables(summary, out_dir, name, per_seed=labelled(df)), plot_tradeoffs(summary, out_dir, name)):
         for title, files in part.items():
             plots.setdefault(title, []).extend(files)
-    plots[""] = plot_curves(df, out_dir, name)  # the paper's curves, page-wide
+    plots[""] = plot_curves(df, records, out_dir, name)  # the paper's curves, page-wide
     cd_png = cd_plot(summary, out_dir / f"{name}-cd.png")
     plots[""] += [cd_png] if cd_png else []
     outside = outside_plugins(records)  # rows of plugins from other packages: which package, which version
@@ -88,7 +90,7 @@ def build_leaderboard(run_paths: Iterable[Path | str], out_dir: Path | str = "le
     if not outside.empty:
         extra.append(("Plugins from other packages", outside))
     write_text_atomic(paths["html"], to_html(summary, failed, out_dir, intro=INTRO, command=command, plots=plots,
-                                             extra_sections=extra, settings=settings))
+                                             extra_sections=extra, settings=settings, records=records))
     paths["plots"] = [p for files in plots.values() for p in files]
     paths["records_manifest"] = write_manifest(records, out_dir, name, command, run_paths)  # digests: `lfabench verify`
     paths["manifest"], paths["removed"] = replace_outputs(out_dir, name, [
@@ -130,5 +132,5 @@ def per_seed_table(df):
         return df.reindex(columns=RUN_COLUMNS)
     runs = labelled(dedupe_runs(df))
     runs = runs.sort_values(["dataset", "descriptor", "evaluator", "metric", "aggregator", "seed"])
-    runs["path"] = [";".join(_shown_path(Path(p)) for p in str(v).split(";")) for v in runs["path"]]
+    runs["path"] = [";".join(shown_path(Path(p)) for p in str(v).split(";")) for v in runs["path"]]
     return runs[[c for c in RUN_COLUMNS if c in runs.columns]]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Mapping
 
-from .plot import _pyplot, save_png
+from .plot import pyplot, save_png
 
 
 def cliques(mean_ranks: Mapping[str, float], cd: float) -> list[list[str]]:
@@ -33,7 +33,7 @@ def cliques(mean_ranks: Mapping[str, float], cd: float) -> list[list[str]]:
 def plot_cd(mean_ranks: Mapping[str, float], cd: float, path: Path | str, caption: str = "") -> Path:
     """Draw the diagram of ``mean_ranks`` (method -> mean rank over the same tasks) with critical difference
     ``cd`` into the PNG ``path``; returns ``path``."""
-    plt = _pyplot()
+    plt = pyplot()
     order = sorted(mean_ranks, key=lambda m: (mean_ranks[m], m))
     k = len(order)
     lo, hi = 1, max(k, 2)

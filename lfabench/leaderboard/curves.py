@@ -15,9 +15,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..record import read_record
-from .plot import _pyplot, label_slug, save_png, slug
-from .tables import labelled
+from ..recordset import RecordSet, labelled
+from .plot import label_slug, pyplot, save_png, slug
 
 MIN_POINTS = 3
 KEYS = ["dataset", "descriptor", "evaluator", "metric", "aggregator"]
@@ -72,9 +71,10 @@ def _line_labels(lines: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
             for key, points in lines.items()}
 
 
-def plot_curves(df: pd.DataFrame, out_dir: Path, name: str) -> list[Path]:
-    """Write ``<name>-curve-...png`` per parameter curve and ``<name>-convergence-...png``; returns the paths."""
-    plt = _pyplot()
+def plot_curves(df: pd.DataFrame, records: RecordSet, out_dir: Path, name: str) -> list[Path]:
+    """Write ``<name>-curve-...png`` per parameter curve and ``<name>-convergence-...png`` (the training curves of
+    ``records``, the set ``df`` was built from); returns the paths."""
+    plt = pyplot()
     paths = []
     for (dataset, descriptor, evaluator, metric, aggregator), param, lines in parameter_curves(df):
         fig, ax = plt.subplots(figsize=(6, 4))
@@ -91,11 +91,11 @@ def plot_curves(df: pd.DataFrame, out_dir: Path, name: str) -> list[Path]:
         ax.set_title(f"{aggregator} on {dataset} ({descriptor}, {evaluator})")
         ax.grid(alpha=0.3)
         paths.append(save_png(fig, out_dir / f"{slug(name, dataset, label_slug(descriptor), aggregator, param, 'curve')}.png"))
-    paths += _convergence(df, out_dir, name, plt)
+    paths += _convergence(df, records, out_dir, name, plt)
     return paths
 
 
-def _convergence(df: pd.DataFrame, out_dir: Path, name: str, plt) -> list[Path]:
+def _convergence(df: pd.DataFrame, records: RecordSet, out_dir: Path, name: str, plt) -> list[Path]:
     if df.empty:
         return []
     paths = []
@@ -103,7 +103,7 @@ def _convergence(df: pd.DataFrame, out_dir: Path, name: str, plt) -> list[Path]:
     for (dataset, descriptor, aggregator), grp in runs.groupby(["dataset", "descriptor", "aggregator"], sort=True):
         lines = []
         for path, seed in zip(grp["path"], grp["seed"]):
-            curve = (read_record(Path(path)).get("fit_info") or {}).get("training_curve")
+            curve = (records.record(path).get("fit_info") or {}).get("training_curve")
             if isinstance(curve, list) and len(curve) > 1:
                 lines.append((seed, np.asarray(curve, dtype=float)))
         if not lines:

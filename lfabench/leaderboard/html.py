@@ -29,7 +29,7 @@ import pandas as pd
 from markupsafe import Markup, escape
 
 from ..provenance import recorded_revision, recorded_version, source_version
-from ..record import read_record
+from ..recordset import RecordSet
 from .tables import NUMERIC_COLUMNS, display_table, table_groups
 
 SORT_JS = """
@@ -185,16 +185,16 @@ def _metrics_text(metrics) -> str:
     return ", ".join(f"{k}={one(v)}" for k, v in (metrics.items() if isinstance(metrics, dict) else ()))
 
 
-def _runs_html(anchor: str, title: str, paths: list[str], out_dir: Path) -> Markup:
-    """One setting's runs: a relative link to each record and its provenance (versions, git revision, config)."""
+def _runs_html(anchor: str, title: str, paths: list[str], out_dir: Path, records: RecordSet | None) -> Markup:
+    """One setting's runs: a relative link to each record and its provenance (versions, git revision, config),
+    read from ``records`` (None: the links alone)."""
     items = []
     for path in paths:
-        try:
-            rec = read_record(Path(path))
-        except (OSError, ValueError) as exc:
-            items.append(html("<li>{}: unreadable ({})</li>", path, exc))
-            continue
         target = os.path.relpath(path, out_dir)
+        if records is None:
+            items.append(html("<li>{}</li>", link(target, target)))
+            continue
+        rec = records.record(path)
         plugins = ", ".join(f"{k} {v.get('name')} {v.get('version')}" for k, v in (rec.get("plugins") or {}).items()
                             if isinstance(v, dict))
         items.append(html(
@@ -215,14 +215,15 @@ def _image(path: Path) -> Markup:
 def to_html(summary: pd.DataFrame, failed: list[dict], out_dir: Path | str = ".", intro: str = "",
             command: str | None = None, plots: dict[str, list[Path]] | None = None,
             extra_sections: list[tuple[str, pd.DataFrame]] = (), title: str | None = None,
-            settings: dict[str, str] | None = None) -> str:
+            settings: dict[str, str] | None = None, records: RecordSet | None = None) -> str:
     """The page, in the order a reader needs it: the title (``title``; default: the board's datasets, protocols and
     seeds, :func:`lfabench.leaderboard.titles.board_title`), each dataset's plugin description, the protocol
     ``settings``, then per table (one task and metric) its heading, its sortable table (methods by short labels, the
     full settings on hover: :mod:`lfabench.leaderboard.labels`) and its plots (``plots``: PNG files per table title,
     inline; ``""``: page-wide plots), then ``extra_sections`` (further ``(title, table)`` pairs, e.g. the overall
     ranks, sortable too), the legend of the labels, the records not counted, and folded away (``<details>``) how to
-    read the cells (``intro``) and every setting's runs with their provenance (each score links there)."""
+    read the cells (``intro``) and every setting's runs with their provenance (each score links there), taken
+    from ``records``, the set the summary was built from (none: the runs are listed without it)."""
     from .labels import legend, short_labels
     from .not_applicable import for_task, not_applicable_frame
     from .titles import board_title, dataset_descriptions, evaluator_descriptions, task_heading
@@ -272,7 +273,7 @@ def to_html(summary: pd.DataFrame, failed: list[dict], out_dir: Path | str = "."
             body.append(html("<div class='plots'>{}</div>", join(_image(p) for p in plots[table_title])))
         for anchor, (_, row) in zip(anchors, tab.iterrows()):
             runs.append(_runs_html(anchor, f"{heading}: {row['aggregator']}",
-                                   [p for p in str(row["paths"]).split(";") if p], out_dir))
+                                   [p for p in str(row["paths"]).split(";") if p], out_dir, records))
     for section_title, table in extra_sections:
         head = join(html("<th>{}</th>", c) for c in table.columns)
         rows = join(html("<tr>{}</tr>", join(html("<td data-sort='{}'>{}</td>", _sort_key(v), _shown(v))

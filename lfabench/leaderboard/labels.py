@@ -1,6 +1,6 @@
 """Short labels for a board's methods, and the legend that gives each one's full settings.
 
-A row's full label (:func:`lfabench.leaderboard.tables.labelled`) names the plugin and every parameter its
+A row's full label (:func:`lfabench.recordset.labelled`) names the plugin and every parameter its
 setting changed from the plugin's default: ``prolfa[lambda1=0.1, solver.max_iter=500, ...]`` can run to 70
 characters and more, which crowds every table column, plot axis and file name it reaches. On the page a
 method is shown by its plugin name alone (``prolfa``); only where one plugin appears on the board with two or

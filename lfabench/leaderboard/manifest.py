@@ -20,6 +20,7 @@ import json
 from pathlib import Path
 from typing import Iterable
 
+from ..recordset import RecordSet
 from ..storage import write_text_atomic
 
 MANIFEST_FORMAT = 1
@@ -42,12 +43,11 @@ def _as_seen(path: Path | str) -> str:
     return _relative(Path(path), Path.cwd()) if Path(path).is_absolute() or Path(path).exists() else str(path)
 
 
-def manifest(record_paths: Iterable[Path], out_dir: Path, command: str, sources: Iterable[str]) -> dict:
-    """The manifest of a build from ``record_paths`` into ``out_dir`` (module docstring)."""
+def manifest(records: RecordSet, out_dir: Path, command: str, sources: Iterable[str]) -> dict:
+    """The manifest of a build from ``records`` (every record it read, counted or not) into ``out_dir`` (module
+    docstring)."""
     entries = []
-    for path in sorted(record_paths, key=lambda p: _relative(p, out_dir)):
-        with open(path) as fh:
-            rec = json.load(fh)
+    for path, rec in sorted(records, key=lambda item: _relative(item[0], out_dir)):
         predictions = rec.get("predictions") if isinstance(rec.get("predictions"), dict) else {}
         entries.append({"path": _relative(path, out_dir), "schema_version": rec.get("schema_version"),
                         "digest": rec.get("digest"), "predictions_sha256": predictions.get("sha256")})
@@ -55,10 +55,9 @@ def manifest(record_paths: Iterable[Path], out_dir: Path, command: str, sources:
             "sources": [_as_seen(s) for s in sources], "records": entries}
 
 
-def write_manifest(record_paths: Iterable[Path], out_dir: Path, name: str, command: str,
-                   sources: Iterable[str]) -> Path:
+def write_manifest(records: RecordSet, out_dir: Path, name: str, command: str, sources: Iterable[str]) -> Path:
     path = manifest_path(out_dir, name)
-    write_text_atomic(path, json.dumps(manifest(record_paths, out_dir, command, sources), indent=1) + "\n")
+    write_text_atomic(path, json.dumps(manifest(records, out_dir, command, sources), indent=1) + "\n")
     return path
 
 

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..recordset import labelled
 from .markdown import md_code, md_text
-from .tables import labelled
 
 COLUMNS = ["dataset", "descriptor", "aggregator", "evaluator", "setting", "seeds", "reason", "paths"]
 
 
 def not_applicable_frame(failed: list[dict]) -> pd.DataFrame:
     """One row per not-applicable setting (:data:`COLUMNS`) from the failed records of
-    :func:`~lfabench.leaderboard.tables.records_frame` (those it gave a ``reason``), labelled as the board labels
+    :func:`~lfabench.recordset.records_frame` (those it gave a ``reason``), labelled as the board labels
     its rows; ``seeds`` comma-separated, ``reason`` the distinct messages joined by `` / ``."""
     rows = [f for f in failed if "reason" in f]
     if not rows:

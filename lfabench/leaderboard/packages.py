@@ -6,29 +6,21 @@ A board of built-in plugins only has no such section.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from pathlib import Path
-
 import pandas as pd
 
-from ..record import read_record
+from ..recordset import RecordSet, finished
 from ..registry import BUILTIN_DISTRIBUTION
 from .markdown import md_code, md_frame
 
 COLUMNS = ["kind", "plugin", "package", "version"]
 
 
-def outside_plugins(record_paths: Iterable[Path]) -> pd.DataFrame:
-    """One row per (kind, plugin, package, version) that a successful record ran from a package other than
-    lfabench, sorted; empty when there is none."""
+def outside_plugins(records: RecordSet) -> pd.DataFrame:
+    """One row per (kind, plugin, package, version) that a record of a finished run
+    (:func:`~lfabench.recordset.finished`) ran from a package other than lfabench, sorted; empty when there is
+    none."""
     rows = set()
-    for path in record_paths:
-        try:
-            rec = read_record(path)
-        except (OSError, ValueError):
-            continue  # the board lists unreadable records already
-        if rec.get("status") != "ok":
-            continue
+    for _, rec in records.where(finished):
         for kind, entry in sorted((rec.get("plugins") or {}).items()):
             if isinstance(entry, dict) and entry.get("distribution") not in (None, BUILTIN_DISTRIBUTION):
                 rows.add((str(kind), str(entry.get("name", "?")), str(entry["distribution"]),

@@ -29,7 +29,7 @@ import pandas as pd
 
 from ..evaluation.multiple import holm, tied_ranks
 from .cells import ALPHA, score_cell
-from .tables import score_keys
+from .statistics import score_keys
 
 #: paper metric -> the evaluator that reports it; time is compared with fit + transform seconds.
 EVALUATOR_OF = {"accuracy": "knn", "mAP": "retrieval"}

@@ -18,7 +18,8 @@ import pandas as pd
 from ..storage import atomic_write
 
 
-def _pyplot():
+def pyplot():
+    """matplotlib's pyplot on the file-only Agg backend (imported at the first plot, never at start-up)."""
     import matplotlib
 
     matplotlib.use("Agg")  # files only; never needs a display
@@ -88,7 +89,7 @@ def save_png(fig, path: Path) -> Path:
     plain_text(fig)
     with atomic_write(path, "wb") as fh:
         fig.savefig(fh, format="png", dpi=110, bbox_inches="tight")
-    _pyplot().close(fig)
+    pyplot().close(fig)
     return path
 
 
@@ -113,7 +114,7 @@ def plot_tables(summary: pd.DataFrame, out_dir: Path, name: str,
     plots: dict[str, list[Path]] = {}
     if summary.empty:
         return plots
-    plt = _pyplot()
+    plt = pyplot()
     short = short_labels(summary["aggregator"])
     for title, metric, tab in table_groups(summary):
         dataset, descriptor, evaluator = tab["dataset"].iloc[0], tab["descriptor"].iloc[0], tab["evaluator"].iloc[0]

@@ -22,7 +22,8 @@ from ..evaluation.multiple import FriedmanResult, friedman_test, nemenyi_cd, nem
 from ..registry import get_registry
 from .cells import ALPHA
 from .markdown import md_code, md_frame
-from .tables import evaluator_declares, score_keys
+from ..recordset import evaluator_declares
+from .statistics import score_keys
 
 TASK_COLUMNS = ["dataset", "descriptor", "evaluator"]
 
@@ -89,7 +90,7 @@ def rank_table(summary: pd.DataFrame) -> pd.DataFrame:
     rows, _ = ranked_rows(summary)
     if rows.empty:
         return pd.DataFrame(columns=["method", "mean_rank", "n_tasks"])
-    # labels are unique within a task (tables.labelled), so each cell holds one rank
+    # labels are unique within a task (lfabench.recordset.labelled), so each cell holds one rank
     wide = rows.pivot_table(index="aggregator", columns="task", values="task_rank", aggfunc="first")
     out = pd.DataFrame({"method": wide.index, "mean_rank": wide.mean(axis=1).values,
                         "n_tasks": wide.notna().sum(axis=1).values})

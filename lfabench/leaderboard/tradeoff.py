@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .plot import _pyplot, save_png, score_range, slug, task_slug
+from .plot import pyplot, save_png, score_range, slug, task_slug
 
 COSTS = {"time": ("aggregation time (s, fit + transform; log scale)", lambda t: t["fit_s_mean"].fillna(0)
                   + t["transform_s_mean"].fillna(0)),
@@ -38,7 +38,7 @@ def plot_tradeoffs(summary: pd.DataFrame, out_dir: Path, name: str) -> dict[str,
     from .tables import table_groups
     from .titles import task_heading
 
-    plt = _pyplot()
+    plt = pyplot()
     plots: dict[str, list[Path]] = {}
     short = short_labels(summary["aggregator"]) if not summary.empty else {}
     for title, metric, tab in table_groups(summary):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lfabench.sdk import FitDataError, cacheable_seed, cached_fit, serial_blas
+from lfabench.sdk import FitDataError, cacheable_seed, cached_fit, map_row_blocks, serial_blas
 
 
 def training_sample(X: np.ndarray, max_rows: int, random_state) -> np.ndarray:
@@ -52,13 +52,25 @@ def kmeans_codebook(X: np.ndarray, n_clusters: int, max_training_descriptors: in
 
 
 def assign_nearest(centres: np.ndarray, X: np.ndarray, k: int = 1) -> np.ndarray:
-    """Index of the nearest centre (squared L2) for each row of ``X``: ``(N,)`` int64 (or ``(N, k)``)."""
+    """Index of the nearest centre (squared L2) for each row of ``X``: ``(N,)`` int64 (or ``(N, k)``).
+
+    FAISS's exact search, one thread per call. With a run's ``threads`` above one, ranges of rows are searched
+    side by side (:func:`lfabench.threads.map_row_blocks`): each starts at a multiple of FAISS's query block and
+    holds at least the queries from which FAISS takes its BLAS route, so every row meets the same GEMM block and
+    route as in one call, and the result is the one-thread result bit for bit.
+    """
     import faiss
 
     index = faiss.IndexFlatL2(centres.shape[1])
     index.add(np.ascontiguousarray(centres, dtype=np.float32))
-    with serial_blas():
-        _, idx = index.search(np.ascontiguousarray(X, dtype=np.float32), k)
+    X = np.ascontiguousarray(X, dtype=np.float32)
+
+    def search(start: int, stop: int) -> np.ndarray:
+        with serial_blas():  # FAISS's GEMMs follow OpenMP's count: one thread, the same sums at any `threads`
+            return index.search(X[start:stop], k)[1]
+
+    idx = np.concatenate(map_row_blocks(search, X.shape[0], faiss.cvar.distance_compute_blas_query_bs,
+                                        min_rows=faiss.cvar.distance_compute_blas_threshold))
     return idx[:, 0].astype(np.int64) if k == 1 else idx.astype(np.int64)
 
 

@@ -174,6 +174,10 @@ class FisherVector(Aggregator):
     random_state : int or None
     """
 
+    #: Parameters added after records were written, with the value that reproduces a record that does not name
+    #: them (``lfabench reproduce``): records made before the float32 EM ran scikit-learn's.
+    introduced_params = {"em": "sklearn"}
+
     fit_size_params = ("n_components",)  # more components than training descriptors: refused before fitting
 
     def __init__(self, n_components: int = 64, pca_components: int | None = 64, power: float = 0.5,

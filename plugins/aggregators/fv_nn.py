@@ -70,6 +70,10 @@ class FVNN(Aggregator):
     random_state : int or None
     """
 
+    #: Parameters added after records were written, with the value that reproduces a record that does not name
+    #: them (``lfabench reproduce``): records made before the float32 EM ran scikit-learn's.
+    introduced_params = {"em": "sklearn"}
+
     _parameter_constraints = {"whiten_components": [COUNT], "n_estimators": [COUNT_OR_ZERO]}
 
     supervised = True

@@ -21,8 +21,9 @@ rows does both steps of an iteration:
 its passes over ``(N, K)`` and ``(N, d)`` float64 temporaries; scikit-learn also fits a k-means whose labels it
 discards when every initial parameter is given, and a last E-step for ``fit_predict``'s labels, neither of which
 is done here. The data are centred first (EM commutes with a translation), so that the expanded squares'
-terms, which cancel, stay small in float32. The blocks are a fixed number of rows (never sized by the thread count): a run's fixed BLAS
-thread count gives the same bits every time (``docs/reproducibility.md``).
+terms, which cancel, stay small in float32. The blocks are a fixed number of rows (never sized by the thread count),
+each computed at one BLAS thread, side by side under a run's ``threads``, and summed in block order: the same bits at
+every thread count (``docs/reproducibility.md``).
 
 Agreement with scikit-learn (``tests/plugins/aggregators/test_gmm.py``): the log-likelihood of each iteration to
 1e-5 relative, and the fitted parameters to 1e-3 relative in the mean and variance of each component when both
@@ -36,6 +37,8 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
+
+from lfabench.sdk import imap_in_order
 
 __all__ = ["DiagGMM", "fit_diag_gmm_em", "log_likelihood"]
 
@@ -69,28 +72,36 @@ def _coefficients(weights: np.ndarray, means: np.ndarray, precisions: np.ndarray
 
 def _pass(Z: np.ndarray, A: np.ndarray, c: np.ndarray, statistics: bool):
     """One pass over the rows of ``Z`` ``(N, 2d)`` float32: ``(sum_i log p(x_i), n (K,), S (K, 2d))`` float64,
-    ``n`` and ``S`` the responsibilities' sums and ``r^T Z`` (None when not ``statistics``)."""
+    ``n`` and ``S`` the responsibilities' sums and ``r^T Z`` (None when not ``statistics``).
+
+    The blocks' terms are computed side by side under a run's ``threads`` (:func:`lfabench.threads.imap_in_order`)
+    and summed here in block order: the sums of one thread, bit for bit."""
     N = Z.shape[0]
     K = A.shape[1]
     c32 = c.astype(np.float32)
     total = 0.0
     n = np.zeros(K) if statistics else None
     S = np.zeros((K, Z.shape[1])) if statistics else None
-    L = np.empty((min(BLOCK_ROWS, N), K), dtype=np.float32)
-    for lo in range(0, N, BLOCK_ROWS):
+
+    def block(lo: int):
         Zb = Z[lo:lo + BLOCK_ROWS]
-        Lb = L[:Zb.shape[0]]
-        np.matmul(Zb, A, out=Lb)
+        Lb = np.matmul(Zb, A)
         Lb += c32
         top = Lb.max(axis=1, keepdims=True)
         Lb -= top
         np.exp(Lb, out=Lb)
         mass = Lb.sum(axis=1, keepdims=True, dtype=np.float64)        # in [1, K]: no underflow of the sum
-        total += float(np.sum(np.log(mass) + top, dtype=np.float64))
+        log_p = float(np.sum(np.log(mass) + top, dtype=np.float64))
+        if not statistics:
+            return log_p, None, None
+        Lb *= (1.0 / mass).astype(np.float32)                          # responsibilities r_ik
+        return log_p, Lb.sum(axis=0, dtype=np.float64), Lb.T @ Zb
+
+    for log_p, n_b, S_b in imap_in_order(block, range(0, N, BLOCK_ROWS)):
+        total += log_p
         if statistics:
-            Lb *= (1.0 / mass).astype(np.float32)                      # responsibilities r_ik
-            n += Lb.sum(axis=0, dtype=np.float64)
-            S += Lb.T @ Zb
+            n += n_b
+            S += S_b
     return total, n, S
 
 

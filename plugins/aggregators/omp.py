@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 from tqdm.auto import tqdm
 
-from .omp_kernels import _replace_dead, gram_omp, residual_norms, update_atoms
+from .omp_kernels import replace_dead, gram_omp, residual_norms, update_atoms
 
 #: Signals per block: one GEMM ``alpha0 = Y D^T`` [block, K] at a time (bounds memory; BLAS may round a
 #: block of another height differently in the last bits, so the block is fixed, never set by the thread count).
@@ -144,5 +144,5 @@ def ksvd(Y: np.ndarray, D0: np.ndarray, n_nonzero: int, n_iter: int, desc: str =
             g = D @ D[k]
             g[k] = 0.0
             if np.max(g * g, initial=0.0) > muthresh ** 2 or usecount[k] < use_thresh:
-                _replace_dead(Y, P, lab, D, k, err, free)
+                replace_dead(Y, P, lab, D, k, err, free)
     return D, curve

@@ -176,7 +176,7 @@ def residual_norms(Y, P, labels, D, support, coef, count):
 
 
 @njit(cache=True, nogil=True)
-def _replace_dead(Y, P, labels, D, k, err, free):
+def replace_dead(Y, P, labels, D, k, err, free):
     """Atom ``k`` <- the normalised free signal of largest ``err`` (first on ties); False if none is free."""
     n, d = Y.shape
     best = -1
@@ -210,7 +210,7 @@ def update_atoms(Y, P, labels, D, support, coef, count, free):
     then ``x_k = E_k d_k``. Computed without forming E_k (as the reference K-SVD box's ``optimize_atom``):
     ``E_k^T x_k = Y[omega]^T x_k - sum_l u_l d_l`` with ``u = X[omega]^T x_k``, and
     ``E_k d = Y[omega] d - X[omega] (D d)``, the label rows of Y summed per class. An unused atom is
-    replaced by the free signal of largest current residual (:func:`_replace_dead`). Returns [K] bool,
+    replaced by the free signal of largest current residual (:func:`replace_dead`). Returns [K] bool,
     the atoms replaced.
     """
     n, d = Y.shape
@@ -255,7 +255,7 @@ def update_atoms(Y, P, labels, D, support, coef, count, free):
                         err[i] = _residual_norm(Y, P, labels, D, support, coef, count, i, r)
                         dirty[i] = False
                 n_dirty = 0
-            replaced[k] = _replace_dead(Y, P, labels, D, k, err, free)
+            replaced[k] = replace_dead(Y, P, labels, D, k, err, free)
             continue
         for m in range(p):
             atom[m] = 0.0

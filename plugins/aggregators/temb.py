@@ -34,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 
 from lfabench.sdk import (Aggregator, Bags, PluginSpec, array_fingerprint, bags_fingerprint, cacheable_seed, cached_fit,
-                          hookimpl)
+                          hookimpl, imap_in_order)
 
 from .codebooks import cached_kmeans, training_sample
 from .democratic import democratic_weights
@@ -184,23 +184,37 @@ class TriangulationEmbedding(Aggregator):
     def _aggregate(self, bags: Bags, keep: FitEmbeddings | None = None,
                    known: FitEmbeddings | None = None) -> np.ndarray:
         """psi_d (or psi_s): ``(m, D)`` weighted sums of embedded descriptors, batched over padded bags; phi of
-        the samples ``known`` holds is taken from it, and ``keep`` receives phi of every sample."""
+        the samples ``known`` holds is taken from it, and ``keep`` receives phi of every sample.
+
+        The batches are fixed by the bags alone and each is computed on its own, so a run's ``threads`` computes
+        them side by side (:func:`lfabench.threads.imap_in_order`) with the same bits as one thread; ``keep``
+        takes each batch's phi here, in batch order.
+        """
         D = self.projection_.shape[1]
         out = np.zeros((bags.n_samples, D), dtype=np.float32)
         ids = bags.ids if keep is not None or known is not None else None
-        for idx, Xp, mask in padded_batches(bags, max_cells=4096):
-            B, n, _ = Xp.shape
-            Phi = self._embed_padded(bags, ids, idx, Xp, mask, known)
-            if keep is not None and B * n > 1:
-                keep.keep(ids, idx, mask.sum(axis=1), Phi)
-            Phi *= mask[:, :, None]
-            if self.democratic:
-                K = np.maximum(np.matmul(Phi, Phi.transpose(0, 2, 1)), 0.0).astype(np.float64)
-                w = democratic_weights(K, gamma=0.0, n_iter=self.sinkhorn_iter, mask=mask).astype(np.float32)
-            else:
-                w = mask.astype(np.float32)
-            out[idx] = np.matmul(w[:, None, :], Phi)[:, 0]
+
+        def batch(item):
+            return self._aggregate_batch(item, bags, ids, known)
+
+        for idx, psi, Phi, mask in imap_in_order(batch, padded_batches(bags, max_cells=4096)):
+            out[idx] = psi
+            if keep is not None and Phi.shape[0] * Phi.shape[1] > 1:
+                keep.keep(ids, idx, mask.sum(axis=1), Phi)    # masking left the valid rows' bits as they were
         return out
+
+    def _aggregate_batch(self, batch, bags: Bags, ids, known: FitEmbeddings | None):
+        """One padded batch ``(idx, Xp (B, n, d), mask (B, n))``: ``idx``, its ``(B, D)`` aggregated rows, its
+        ``(B, n, D)`` phi (padding rows zeroed) and ``mask``."""
+        idx, Xp, mask = batch
+        Phi = self._embed_padded(bags, ids, idx, Xp, mask, known)
+        Phi *= mask[:, :, None]
+        if self.democratic:
+            K = np.maximum(np.matmul(Phi, Phi.transpose(0, 2, 1)), 0.0).astype(np.float64)
+            w = democratic_weights(K, gamma=0.0, n_iter=self.sinkhorn_iter, mask=mask).astype(np.float32)
+        else:
+            w = mask.astype(np.float32)
+        return idx, np.matmul(w[:, None, :], Phi)[:, 0], Phi, mask
 
     def _embed_padded(self, bags: Bags, ids, idx: np.ndarray, Xp: np.ndarray, mask: np.ndarray,
                       known: FitEmbeddings | None) -> np.ndarray:

@@ -8,7 +8,8 @@ import pytest
 
 from lfabench import PluginSpec, hookimpl
 from lfabench.evaluate import Evaluator, Split, higher_is_better, stratified_split
-from lfabench.leaderboard import directions, tables
+from lfabench import recordset
+from lfabench.leaderboard import directions
 from lfabench.leaderboard import records_frame, find_records, summarize
 from lfabench.leaderboard.ranks import rank_table
 from lfabench.registry import get_registry, reset_registry
@@ -56,12 +57,12 @@ class Plugins:
 def errorrate_installed():
     reset_registry()
     directions.metric_higher_is_better.cache_clear()
-    tables.evaluator_declares.cache_clear()
+    recordset.evaluator_declares.cache_clear()
     get_registry().register(Plugins(), name="tests:errorrate")
     yield
     reset_registry()
     directions.metric_higher_is_better.cache_clear()
-    tables.evaluator_declares.cache_clear()
+    recordset.evaluator_declares.cache_clear()
 
 
 def test_direction_defaults_to_higher_and_refuses_other_words():

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from lfabench.leaderboard.publish import publish_records
+from lfabench.recordset.publish import publish_records
 from lfabench.redact import redact_config, secret_problems
 
 from conftest import run_cli

@@ -146,17 +146,17 @@ def test_a_real_ctrl_c_while_plugins_load_still_stops():
 
 def test_boards_read_records_of_an_ambiguous_name_as_of_an_unknown_one(monkeypatch):
     from lfabench import registry
-    from lfabench.leaderboard import tables
+    from lfabench.recordset import frame
 
     reg = PluginRegistry(load_entry_points=False)
     for n in ("one", "two"):
         reg.register(_module(f"{n}.plugin", "lfabench_aggregators", [PluginSpec("pool", Dummy, n)]), name=n,
                      distribution=f"{n}-dist")
     monkeypatch.setattr(registry, "_registry", reg)
-    tables._default_values.cache_clear()
+    frame._default_values.cache_clear()
     try:
         # no single plugin answers to it: read like a plugin not installed here, not an error
-        assert tables._default_values("aggregator", "pool") == tables._default_values("aggregator", "no-such-plugin")
-        assert tables._default_values("aggregator", "one-dist:pool") == {"alpha": "1.0", "random_state": "null"}
+        assert frame._default_values("aggregator", "pool") == frame._default_values("aggregator", "no-such-plugin")
+        assert frame._default_values("aggregator", "one-dist:pool") == {"alpha": "1.0", "random_state": "null"}
     finally:
-        tables._default_values.cache_clear()
+        frame._default_values.cache_clear()

@@ -72,3 +72,18 @@ def test_compare_by_hand():
 def test_cli_reports_and_exits_0_when_identical(board, tmp_path):
     proc = run_cli(["reproduce", str(board), "--sample", "1", "--seed", "0"], cwd=tmp_path)
     assert "1 of 1 identical" in proc.stdout and "identical: " in proc.stdout
+
+
+def test_a_parameter_added_since_a_record_takes_the_value_that_reproduces_it():
+    """FV's records written before the float32 EM name no ``em``: their rerun runs scikit-learn's EM, as they did;
+    a record that names ``em`` keeps it, and plugins that declare nothing are left as they are."""
+    from lfabench.reproduce import with_introduced_params
+
+    old = {"aggregator": {"name": "fv", "params": {"n_components": 4}}, "descriptor": {"name": "patches", "params": {}},
+           "seed": 3}
+    assert with_introduced_params(old)["aggregator"]["params"] == {"n_components": 4, "em": "sklearn"}
+    assert old["aggregator"]["params"] == {"n_components": 4}  # the record's own config is not changed
+    new = {"aggregator": {"name": "fv_nn", "params": {"em": "float32"}}}
+    assert with_introduced_params(new)["aggregator"]["params"] == {"em": "float32"}
+    assert with_introduced_params({"aggregator": {"name": "bow", "params": {}}}) == \
+        {"aggregator": {"name": "bow", "params": {}}}

@@ -11,7 +11,7 @@ import shutil
 import numpy as np
 import pytest
 
-from lfabench.leaderboard.publish import UncleanRecords, publish_records
+from lfabench.recordset.publish import UncleanRecords, publish_records
 from lfabench.record import content_digest, file_sha256, load_predictions, save_predictions
 from lfabench.run import run_benchmark
 from lfabench.verify import verify_board

@@ -304,7 +304,7 @@ def test_explain_refuses_a_prototypes_file_outside_the_run(tmp_path):
 
 
 def test_publishing_never_copies_a_linked_file_from_outside_the_run(board, tmp_path):
-    from lfabench.leaderboard.publish import publish_records
+    from lfabench.recordset.publish import publish_records
 
     run = tmp_path / "sweep" / "g" / "s0"
     shutil.copytree(_records(board)[0].parent, run)

@@ -10,7 +10,8 @@ from scipy.stats import ttest_rel
 from statsmodels.stats.multitest import multipletests
 
 import lfabench.leaderboard.claims as claims
-from lfabench.leaderboard.tables import dedupe_runs, find_records, labelled, records_frame, summarize
+from lfabench.leaderboard.statistics import summarize
+from lfabench.recordset import dedupe_runs, find_records, labelled, records_frame
 
 ROOT = Path(__file__).resolve().parents[3]
 COPIES = ROOT / "leaderboards" / "copies" / "records"

@@ -10,7 +10,7 @@ import pytest
 
 from lfabench.cli.compare import compare_table
 from lfabench.leaderboard import build_leaderboard
-from lfabench.leaderboard.tables import InvalidRecords
+from lfabench.recordset import InvalidRecords
 from lfabench.record import read_record, validate_record
 
 from record_helpers import record

@@ -7,7 +7,7 @@ import pytest
 
 from lfabench.aggregate import UndefinedCriterionError
 from lfabench.leaderboard import build_leaderboard
-from lfabench.leaderboard.publish import publish_records
+from lfabench.recordset.publish import publish_records
 from lfabench.record import RunRecorder
 
 from record_helpers import record

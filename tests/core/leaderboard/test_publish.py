@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from lfabench.leaderboard.publish import CACHE_PLACEHOLDER, parse_relocations, publish_records
+from lfabench.recordset.publish import CACHE_PLACEHOLDER, parse_relocations, publish_records
 from lfabench.record import RunRecorder
 from lfabench.record import setting_key
 from lfabench.resume import complete_record

@@ -14,7 +14,7 @@ from scipy import stats
 from lfabench.leaderboard import build_leaderboard, find_records, rank_table, records_frame, summarize
 from lfabench.leaderboard.paper import agreement, paper_table
 from lfabench.leaderboard.ranks import complete_block, friedman
-from lfabench.leaderboard.tables import exact_score
+from lfabench.recordset import exact_score
 from lfabench.registry import get_plugin
 
 from record_helpers import record

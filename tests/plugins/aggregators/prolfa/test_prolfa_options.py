@@ -114,7 +114,7 @@ def test_every_committed_prolfa_record_builds_todays_estimator(board):
 def test_a_committed_record_naming_the_removed_options_keeps_its_board_label():
     """The board labels a row by the parameters its setting changed from the plugin's defaults: the removed
     options, at the behaviour every fit has now, are not among them (``ProLFA.removed_params``)."""
-    from lfabench.leaderboard import tables
+    from lfabench import recordset as tables
 
     path = (Path(__file__).resolve().parents[4] / "leaderboards" / "scene15" / "records" / "scene15_sift_prolfa_knn"
             / "c47cb05b6552_s0" / "result.json")

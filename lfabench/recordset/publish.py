@@ -1,9 +1,9 @@
 """Publishing a sweep's records beside its board: copies that carry no machine's paths and that a rerun resumes.
 
-``lfabench leaderboard SWEEP --out BOARD --publish-records [--relocate OLD=NEW ...]`` copies every complete
-(``ok``) record under ``SWEEP``, and every record of a method not applicable to the protocol (its criterion
-undefined for the annotation: :func:`not_applicable`, shown on the board as such with its reason), to ``BOARD/records/<group>/<key>_s<seed>/result.json`` and builds the board
-from ``BOARD/records``. In each copy:
+``lfabench leaderboard SWEEP --out BOARD --publish-records [--relocate OLD=NEW ...]`` copies every record under
+``SWEEP`` that a board keeps (:func:`~lfabench.recordset.board_keeps`: a run that finished, or one of a method
+not applicable to the protocol, shown on the board as such with its reason) to
+``BOARD/records/<group>/<key>_s<seed>/result.json`` and builds the board from ``BOARD/records``. In each copy:
 
 * every string value starting with an ``OLD`` prefix gets ``NEW`` instead (e.g. the dataset root
   ``/data/scene15`` -> ``../shared/data/scene15``), longest prefix first;
@@ -42,7 +42,7 @@ from ..provenance import missing_provenance
 from ..record import RESULT_FILE, content_digest, read_record, setting_key
 from ..redact import secret_problems, string_fields
 from ..storage import write_text_atomic
-from .tables import NOT_APPLICABLE_ERRORS, find_records
+from .load import board_keeps, load_records
 
 CACHE_PLACEHOLDER = "$LFABENCH_CACHE"
 
@@ -115,21 +115,14 @@ class UncleanRecords(ValueError):
 RECORD_FILES = ("predictions.npz", "source.diff.gz")
 
 
-def not_applicable(record: dict) -> bool:
-    """Whether a record ended because its method is not applicable to the protocol (its criterion undefined for
-    the annotation: :data:`~lfabench.leaderboard.tables.NOT_APPLICABLE_ERRORS`): published, so that the board
-    shows the row as not applicable with its reason."""
-    return record.get("status") == "failed" and (record.get("error") or {}).get("type") in NOT_APPLICABLE_ERRORS
-
-
 def publish_records(run_paths: Iterable[Path | str], board_dir: Path | str,
                     relocations: dict[str, str] | None = None, allow_unclean: bool = False) -> PublishReport:
-    """Copy the complete records under ``run_paths`` to ``board_dir/records`` (see the module docstring)."""
+    """Copy the records a board keeps under ``run_paths`` to ``board_dir/records`` (see the module docstring)."""
     relocations = dict(relocations or {})
+    records = load_records(run_paths)  # each read and validated once; an invalid one stops the publication
     unclean = []
-    for path in find_records(run_paths):
-        record = read_record(path)
-        problems = missing_provenance(record) if record.get("status") == "ok" or not_applicable(record) else []
+    for path, record in records:
+        problems = missing_provenance(record) if board_keeps(record) else []
         if problems and not allow_unclean and Path(board_dir, "records").resolve() not in path.parents:
             unclean.append(f"{path}: {'; '.join(problems)}")
     if unclean:
@@ -139,11 +132,10 @@ def publish_records(run_paths: Iterable[Path | str], board_dir: Path | str,
     board_dir = Path(board_dir)
     records_dir = board_dir / "records"
     report = PublishReport()
-    for path in find_records(run_paths):
+    for path, record in records:
         if records_dir.resolve() in path.parents:  # already published here
             continue
-        record = read_record(path)
-        if record.get("status") != "ok" and not not_applicable(record):
+        if not board_keeps(record):
             report.not_ok.append((path, str(record.get("status"))))
             continue
         rec = published_copy(record, relocations)
