@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from lfabench.leaderboard import build_leaderboard
+from lfabench.record import SCHEMA_VERSION
 
 from record_helpers import record
 
@@ -223,7 +224,7 @@ def test_landing_page_lists_every_board_including_legacy_ones(tmp_path, two_desc
                                                                "[leaderboard](new/leaderboard.md)"]
     legacy, new = md.split("## [legacy]")[1].split("## [leaderboard]")
     assert "no record manifest: published before the current record format" in legacy
-    assert "30 records, schema 2; every record has a digest" in new
+    assert f"30 records, schema {SCHEMA_VERSION}; every record has a digest" in new
     assert "digits / daisy / knn (accuracy): vlad: 72.50" in new and "digits / sift / knn (accuracy): bow: 92.50" in new
     assert f"- dataset: {DIGITS} (digits)" in new and f"- protocol: {KNN}" in new
     assert "- methods: 3; seeds: 6 (0-5)" in new and "- tasks (2): digits / daisy / knn; digits / sift / knn" in new
