@@ -9,6 +9,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..recordset import labelled
+from ..recordset.find import shown_path
 from .markdown import md_code, md_text
 
 COLUMNS = ["dataset", "descriptor", "aggregator", "evaluator", "setting", "seeds", "reason", "paths"]
@@ -17,7 +18,8 @@ COLUMNS = ["dataset", "descriptor", "aggregator", "evaluator", "setting", "seeds
 def not_applicable_frame(failed: list[dict]) -> pd.DataFrame:
     """One row per not-applicable setting (:data:`COLUMNS`) from the failed records of
     :func:`~lfabench.recordset.records_frame` (those it gave a ``reason``), labelled as the board labels
-    its rows; ``seeds`` comma-separated, ``reason`` the distinct messages joined by `` / ``."""
+    its rows; ``seeds`` comma-separated, ``reason`` the distinct messages joined by `` / ``, ``paths`` the records
+    relative to the working directory (as the summary's: a committed board names no machine's folders)."""
     rows = [f for f in failed if "reason" in f]
     if not rows:
         return pd.DataFrame(columns=COLUMNS)
@@ -26,7 +28,7 @@ def not_applicable_frame(failed: list[dict]) -> pd.DataFrame:
     for key, group in df.groupby(["dataset", "descriptor", "aggregator", "evaluator", "setting"], sort=True):
         seeds = sorted({int(s) for s in group["seed"] if s is not None})
         reasons = list(dict.fromkeys(str(r) for r in group["reason"]))
-        out.append([*key, ",".join(map(str, seeds)), " / ".join(reasons), ";".join(sorted(group["path"]))])
+        out.append([*key, ",".join(map(str, seeds)), " / ".join(reasons), ";".join(sorted(shown_path(p) for p in group["path"]))])
     return pd.DataFrame(out, columns=COLUMNS)
 
 
