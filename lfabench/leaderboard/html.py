@@ -225,6 +225,7 @@ def to_html(summary: pd.DataFrame, failed: list[dict], out_dir: Path | str = "."
     read the cells (``intro``) and every setting's runs with their provenance (each score links there), taken
     from ``records``, the set the summary was built from (none: the runs are listed without it)."""
     from .labels import legend, short_labels
+    from .not_applicable import INTRO as NOT_APPLICABLE_INTRO
     from .not_applicable import for_task, not_applicable_frame
     from .titles import board_title, dataset_descriptions, evaluator_descriptions, task_heading
 
@@ -264,11 +265,9 @@ def to_html(summary: pd.DataFrame, failed: list[dict], out_dir: Path | str = "."
         body += [html("<h2>{}</h2>", heading), _table_html(tab, metric, anchors, short)]
         na = for_task(not_applicable, *tab.iloc[0][["dataset", "descriptor", "evaluator"]])
         if not na.empty:
-            body.append(html("<p>Not applicable (no number: the method's criterion is undefined for the annotation "
-                             "this protocol gives it, so each run stopped before extraction; its records are on "
-                             "the board):</p><ul>{}</ul>", join(
-                                 html("<li><code>{}</code> (seeds {}): {}</li>", r["aggregator"], r["seeds"],
-                                      r["reason"]) for _, r in na.iterrows())))
+            body.append(html("<p>{}</p><ul>{}</ul>", NOT_APPLICABLE_INTRO, join(
+                html("<li><code>{}</code> (seeds {}): {}</li>", r["aggregator"], r["seeds"], r["reason"])
+                for _, r in na.iterrows())))
         if plots.get(table_title):
             body.append(html("<div class='plots'>{}</div>", join(_image(p) for p in plots[table_title])))
         for anchor, (_, row) in zip(anchors, tab.iterrows()):

@@ -12,6 +12,9 @@ from ..recordset import labelled
 from ..recordset.find import shown_path
 from .markdown import md_code, md_text
 
+#: The sentence above a table's not-applicable rows (Markdown and HTML).
+INTRO = ("Not applicable (no number: the method's criterion is undefined for the annotation this protocol gives it, so "
+         "each run stopped before extraction; its records are on the board):")
 COLUMNS = ["dataset", "descriptor", "aggregator", "evaluator", "setting", "seeds", "reason", "paths"]
 
 
@@ -46,6 +49,4 @@ def not_applicable_markdown(rows: pd.DataFrame) -> str:
         return ""
     items = [f"- {md_code(r['aggregator'])} (seeds {md_text(r['seeds'])}): {md_text(r['reason'])}"
              for _, r in rows.iterrows()]
-    return "\n".join(["Not applicable (no number: the method's criterion is undefined for the annotation this "
-                      "protocol gives it, so each run stopped before extraction; its records are on the board):",
-                      "", *items])
+    return "\n".join([INTRO, "", *items])
