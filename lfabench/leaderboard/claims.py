@@ -23,7 +23,7 @@ from ..annotation import fully_supervised
 from ..evaluation.multiple import holm
 from ..registry import get_plugin
 from .cells import ALPHA, diff_cell, holm_cell, number_cell
-from .labels import split_label
+from .labels import plugin_name
 from .markdown import md_frame
 from .ranks import primary_metric
 from .separation import UnitScores, run_table_tests
@@ -33,10 +33,6 @@ REFERENCE, EVALUATOR = "semi_prolfa", "retrieval"
 COLUMNS = ["dataset", "descriptor", "metric", "reference", "method", "reference_mean", "method_mean", "n_pairs",
            "diff", "diff_ci_low", "diff_ci_high", "test", "p", "p_holm", "verdict"]
 ABOVE, BELOW, NOT_SEPARATED = "Semi-ProLFA above", "Semi-ProLFA below", "not separated"
-
-
-def _base(label: str) -> str:
-    return split_label(str(label))[0]
 
 
 def _is_fully_supervised(name: str) -> bool:
@@ -64,11 +60,11 @@ def claim_table(runs: pd.DataFrame, summary: pd.DataFrame, units: UnitScores | N
     has both a Semi-ProLFA setting and a fully supervised one."""
     units = UnitScores() if units is None else units
     out = []
-    on = summary[summary["evaluator"].map(lambda e: _base(e) == EVALUATOR)]
+    on = summary[summary["evaluator"].map(lambda e: plugin_name(e) == EVALUATOR)]
     for (dataset, descriptor, evaluator), task in on.groupby(["dataset", "descriptor", "evaluator"], sort=True):
         metric = primary_metric(str(evaluator), task["metric"])
         rows = task[task["metric"] == metric]
-        bases = rows["aggregator"].map(_base)
+        bases = rows["aggregator"].map(plugin_name)
         references = rows[bases == REFERENCE]
         others = rows[bases.map(lambda b: b != REFERENCE and _is_fully_supervised(b))]
         if references.empty or others.empty:

@@ -38,7 +38,7 @@ def split_label(label: str) -> tuple[str, dict[str, str]]:
     return head + tail, params
 
 
-def _base(label: str) -> str:
+def plugin_name(label: str) -> str:
     """The plugin name of a full label: what precedes its ``[parameters]`` or ``{setting id}``."""
     return re.split(r"[\[{]", str(label), maxsplit=1)[0]
 
@@ -48,7 +48,7 @@ def short_labels(full_labels) -> dict[str, str]:
     labels = sorted({str(lab) for lab in full_labels})
     by_base: dict[str, list[str]] = {}
     for lab in labels:
-        by_base.setdefault(_base(lab), []).append(lab)
+        by_base.setdefault(plugin_name(lab), []).append(lab)
     out = {}
     for base, group in by_base.items():
         if len(group) == 1:

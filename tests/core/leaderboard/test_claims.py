@@ -10,6 +10,7 @@ from scipy.stats import ttest_rel
 from statsmodels.stats.multitest import multipletests
 
 import lfabench.leaderboard.claims as claims
+from lfabench.leaderboard.labels import plugin_name
 from lfabench.leaderboard.statistics import summarize
 from lfabench.recordset import dedupe_runs, find_records, labelled, records_frame
 
@@ -39,10 +40,10 @@ def table():
 
 
 def test_each_supervised_setting_is_compared_with_semi_prolfa_read_as_semi_minus_method(table):
-    assert list(table["method"].map(claims._base)) == ["dm", "sc"]
+    assert list(table["method"].map(plugin_name)) == ["dm", "sc"]
     semi = _seed_values("semi_prolfa")
     for _, row in table.iterrows():
-        other = _seed_values(claims._base(row["method"]))
+        other = _seed_values(plugin_name(row["method"]))
         seeds = sorted(set(semi) & set(other))
         assert row["n_pairs"] == len(seeds) == 6
         assert row["diff"] == pytest.approx(np.mean([semi[s] - other[s] for s in seeds]), abs=1e-9)
