@@ -3,6 +3,7 @@
     python benchmarks/calibration.py                 # 2,000 simulations per test, alpha = 0.05
     python benchmarks/calibration.py --n-sims 1000 --seed 1
     python benchmarks/calibration.py --n-sims 1000 --board-records leaderboards/copies/records
+    python benchmarks/calibration.py --n-sims 2000 --design-grid   # the corrected t under its own null, 4 settings
 
 Each simulation draws data where the two "methods" are the same method under two labels, runs the test the
 board uses, and counts p < alpha. A calibrated test rejects about alpha of the time; the count of rejections is
@@ -12,7 +13,9 @@ binomial, so with 2,000 simulations a rate within 0.05 ± 0.01 is what a calibra
   simulation draws a data set from a population (three Gaussian classes, 300 samples) and scores both labels on
   6 seeded stratified 80/20 splits shared by both, 1-NN accuracy; the test over the 6 paired accuracies. Three
   null models (:func:`ttest_null_pvalues`): one randomized method under two labels (a random projection per run,
-  as a codebook follows the seed), two methods of equal population accuracy with and without that randomness.
+  as a codebook follows the seed), two methods of equal population accuracy with and without that randomness;
+  the last, its own null, over :data:`DESIGN_GRID` (:func:`design_null_rates`); the exact rate when the seeds'
+  differences are independent (:func:`randomized_aa_rate`).
 * ``McNemar`` (per-sample, stratified over 6 seeds, :func:`lfabench.evaluation.mcnemar_exact_p`): per seed 300
   test samples, each with its own difficulty (a Beta(2, 2) probability of being right) that both labels share;
   each label right or wrong independently with that probability.
@@ -72,6 +75,29 @@ def ttest_null_pvalues(n_sims: int, seed: int = 0, scenario: str = SCENARIOS[0],
                 acc[label, split] = 100.0 * np.mean(y[~test][d.argmin(1)] == y[test])
         out[s] = corrected_resampled_ttest(acc[0], acc[1], n_train=n - n_test, n_test=n_test).p
     return out
+
+
+#: Settings of the corrected t's own null (deterministic methods, a population): ``(n samples, feature dim)``.
+DESIGN_GRID = ((300, 4), (300, 16), (600, 4), (600, 16))
+
+
+def design_null_rates(n_sims: int, seed: int = 0) -> dict[tuple[int, int], float]:
+    """The corrected t's rejection rate at :data:`ALPHA` under the null it is built for (Nadeau and Bengio: two
+    deterministic methods of equal population accuracy, a new data set per simulation), over
+    :data:`DESIGN_GRID`: how far its fixed correlation ``n_test / n`` is from the one a data set gives."""
+    return {(n, dim): float(np.mean(ttest_null_pvalues(n_sims, seed, SCENARIOS[2], n=n, dim=dim) < ALPHA))
+            for n, dim in DESIGN_GRID}
+
+
+def randomized_aa_rate(k: int = 6, test_over_train: float = 0.25) -> float:
+    """The corrected t's exact rejection rate at :data:`ALPHA` when the ``k`` seeds' differences are independent
+    (one randomized method under two labels, normal differences): the statistic is the plain paired t shrunk by
+    ``sqrt((1/k) / (1/k + test_over_train))``, so it rejects where ``|T_{k-1}|`` exceeds the critical value
+    divided by that factor."""
+    from scipy import stats
+
+    shrink = np.sqrt((1.0 / k) / (1.0 / k + test_over_train))
+    return float(2.0 * stats.t.sf(stats.t.ppf(1.0 - ALPHA / 2.0, k - 1) / shrink, k - 1))
 
 
 def mcnemar_null_pvalues(n_sims: int, seed: int = 0, n_test: int = 300, k: int = 6) -> np.ndarray:
@@ -154,6 +180,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--n-sims", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--design-grid", action="store_true",
+                        help="also the corrected t under its own null over DESIGN_GRID (a few minutes)")
     parser.add_argument("--board-records", help="also the A/A on a retrieval board's records (e.g. "
                                                 "leaderboards/copies/records): one method's seeds in two halves")
     args = parser.parse_args(argv)
@@ -161,6 +189,10 @@ def main(argv=None) -> int:
     for name, rate in rates(args.n_sims, args.seed).items():
         se = np.sqrt(ALPHA * (1 - ALPHA) / args.n_sims)
         print(f"{name:>44}: false-positive rate {rate:.4f} (a calibrated test: {ALPHA} ± {2 * se:.4f}, 2 s.e.)")
+    print(f"{'corrected t, independent seeds (exact)':>44}: {randomized_aa_rate():.4f}")
+    if args.design_grid:
+        for (n, dim), rate in design_null_rates(args.n_sims, args.seed).items():
+            print(f"{f'corrected t, own null, n={n}, dim={dim}':>44}: false-positive rate {rate:.4f}")
     if args.board_records:
         aa = board_aa(args.board_records)
         print(f"A/A on {args.board_records}: {len(aa)} comparisons of one method's seed halves")
