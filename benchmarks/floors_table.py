@@ -10,7 +10,8 @@
    fitted on the ``knn`` evaluator's seed-0 split of Fifteen Scene (``suite/cases.py``'s ``split_bags``; the
    array cache keeps the descriptors) and its transform of the test images, CPU seconds of this process.
 3. **Floors** (``suite/floors.py``) at those rates, counted with the iterations the fit reported it ran
-   (FV's EM: ``fit_info["gmm_n_iter"]``; ProLFA's exact searches: ``fit_info["searches"]``), not at a cap.
+   (FV's EM: ``fit_info["gmm_n_iter"]``; ProLFA's exact searches, C-step trials and working sets:
+   ``fit_info["searches"]``, ``["c_trials"]``, ``["working_set_entries"]``), not at a cap.
 
 The table goes to ``benchmarks/results/NAME/floors-<descriptor>.md`` and to the terminal. ``--rates-only``
 stops after step 1 (a minute).
@@ -36,8 +37,9 @@ from suite.floors import METHODS, Scale, floor_seconds, ops  # noqa: E402
 from suite.rates import machine_rates  # noqa: E402
 
 #: What the fit reports of the iterations it ran, per method: fit_info key -> keyword of the floor's counts.
-RAN = {"fv": {"gmm_n_iter": "gmm_n_iter"}, "prolfa": {"searches": "searches"},
-       "semi_prolfa": {"searches": "searches"}}
+_PROLFA_RAN = {"searches": "searches", "c_trials": "c_trials", "working_set_entries": "working_set_entries",
+               "n_iter": "n_iter"}
+RAN = {"fv": {"gmm_n_iter": "gmm_n_iter"}, "prolfa": _PROLFA_RAN, "semi_prolfa": _PROLFA_RAN}
 
 
 def revision() -> str | None:

@@ -151,12 +151,22 @@ def univcg(p, s: Scale, stage: str) -> list[Op]:
     return [Op(f"bits 2nq x {bits}", flops=2.0 * s.n_test * q * bits)]
 
 
-def prolfa(p, s: Scale, stage: str, searches: int = 1) -> list[Op]:
-    """ProLFA's operations; ``searches``: the exact candidate searches the fit ran (``fit_info["searches"]``)."""
+def prolfa(p, s: Scale, stage: str, searches: int = 1, c_trials: int = 0, working_set_entries: int = 0,
+           n_iter: int = 1) -> list[Op]:
+    """ProLFA's operations, counted at what the fit ran (its ``fit_info``): ``searches`` exact candidate searches;
+    between them, ``c_trials`` C-step trials, each reading the working set's gathered float64 rows twice (its
+    product ``X_w^T D`` and its gradient entries), and one gather of those rows per outer iteration
+    (``working_set_entries``: their number summed over the ``n_iter`` iterations)."""
     dbar = p["n_prototypes"]
     if stage == "fit":
-        return [Op(f"{searches} exact candidate searches 2n d dbar", flops=searches * 2.0 * s.n_fit * s.d * dbar,
-                   dtype="float32")]
+        ops = [Op(f"{searches} exact candidate searches 2n d dbar", flops=searches * 2.0 * s.n_fit * s.d * dbar,
+                  dtype="float32")]
+        if working_set_entries:
+            row_bytes = 8.0 * s.d * working_set_entries / max(n_iter, 1)     # one pass, an average iteration
+            ops.append(Op(f"{n_iter} iterations between searches: (2 x {c_trials} C-step trials + {n_iter} "
+                          "gathers) passes over the working set's float64 rows",
+                          bytes=(2.0 * c_trials + n_iter) * row_bytes))
+        return ops
     return [Op("pooling 2nd + prototypes 2m d dbar", flops=2.0 * s.n_test * s.d + 2.0 * s.m_test * s.d * dbar)]
 
 

@@ -54,3 +54,14 @@ def test_temb_embedding_dominates_its_transform():
 def test_every_method_has_a_positive_transform_floor(method):
     p = get_plugin("aggregator", method)().get_params()
     assert floor_seconds(ops(method, p, SCALE, "transform"), UNIT) > 0
+
+
+def test_prolfa_fit_counts_its_searches_and_the_passes_over_its_working_set_between_them():
+    p = get_plugin("aggregator", "prolfa")().get_params()       # d̄ = 128
+    searches = 3 * 2 * 200_000 * 128 * 128
+    assert floor_seconds(ops("prolfa", p, SCALE, "fit", searches=3), UNIT) == pytest.approx(searches / 1e9)
+    # 40 iterations over 20,000 working-set entries on average, 150 C-step trials: (2 x 150 + 40) passes of
+    # 20,000 rows x 128 float64
+    between = (2 * 150 + 40) * 20_000 * 128 * 8
+    got = ops("prolfa", p, SCALE, "fit", searches=3, c_trials=150, working_set_entries=40 * 20_000, n_iter=40)
+    assert floor_seconds(got, UNIT) == pytest.approx((searches + between) / 1e9)

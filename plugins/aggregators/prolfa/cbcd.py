@@ -9,8 +9,9 @@ Outer iteration ``k``:
    ``||Z - C||_inf <= admm_tol`` and ``||Z^{t+1} - Z^t||_inf <= admm_tol`` (the
    paper's rule) or after ``max_iter_admm`` iterations.
 2. Safeguard: the inexact, non-convex ADMM can raise ``J`` (notes, pitfall 4). ADMM runs on the working
-   set only, the monotone projected-gradient step on ``fit + lambda1 E`` is computed every outer iteration,
-   and the lower of the two points (by exact ``J(., W_k)``) is kept (the ADMM result only if it lowers
+   set only (and, with ``admm_patience``, is skipped on unsearched iterations once the safeguard has rejected
+   it that many times in a row), the monotone projected-gradient step on ``fit + lambda1 E`` is computed
+   every outer iteration, and the lower of the two points (by exact ``J(., W_k)``) is kept (the ADMM result only if it lowers
    ``J``). Then, for ``2 <= k <= 8``, every column's weights move to the exact minimiser of ``J(., W_k)`` on
    that column's support, the joint move scaled by an exact line search (:mod:`.cbcd_facestep`; ``J`` never
    increases).
@@ -216,6 +217,15 @@ def _admm(pb: Problem, W: np.ndarray, H_k: np.ndarray, ws, cur: _Iterate, search
     return ws, c_k, cw, zw, lw, n_admm
 
 
+def _without_admm(ws, cur: _Iterate):
+    """What :func:`_admm` returns when it does not run (``admm_patience``): the working set restricted, ``C_k``,
+    and ``C = C_k`` with the current ``Z``, ``Lambda`` on it: a zero ADMM move, which the safeguard rejects for
+    the projected-gradient step."""
+    ws = ws.restricted()
+    c_k = align(cur.keys, cur.c, ws.keys)
+    return ws, c_k, c_k.copy(), align(cur.keys, cur.z, ws.keys), align(cur.keys, cur.lam, ws.keys), 0
+
+
 def _descent_point(pb: Problem, W: np.ndarray, H_k: np.ndarray, ws, full_ws, c_k, cw, zw, lw, search: _Search,
                    t_step: float, opts: FitOptions, stats: dict):
     """The safeguard: the accepted point for ``J(., W_k)``, never above ``C_k`` (see the module docstring).
@@ -227,8 +237,8 @@ def _descent_point(pb: Problem, W: np.ndarray, H_k: np.ndarray, ws, full_ws, c_k
     backtracking, max_dense = opts.step == "backtracking", max(8, dbar // 50)
     dv = cw - c_k
     # segments leave the k-sparse set, so compare the two candidate points (ADMM result, gradient step),
-    # each a descent step or rejected, by their exact J(., W_k)
-    a, b = line_coefficients(pb, W, H_k, ws.rows, ws.cols, c_k, dv, dbar, Xw=ws.Xw)
+    # each a descent step or rejected, by their exact J(., W_k); a zero move (ADMM not run) changes nothing
+    a, b = line_coefficients(pb, W, H_k, ws.rows, ws.cols, c_k, dv, dbar, Xw=ws.Xw) if dv.any() else (0.0, 0.0)
     fk, fv, search.k_cand = _gradient_step(pb, W, H_k, ws, full_ws, c_k, t_step, backtracking, max_dense,
                                            search.k_cand, ksup, stats)
     ug = union_keys(ws.keys, fk)
@@ -295,9 +305,10 @@ def fit_cbcd(pb: Problem, opts: FitOptions, start: Start | None = None) -> ProLF
     # 4 max_support fresh rows per column keep most columns exact
     search = _Search(k_cand=max(opts.n_candidates, 4 * ksup))
     converged, rel, it = False, np.inf, 0
+    rejected = 0    # consecutive outer iterations whose ADMM result the safeguard rejected
     stats = {"start": start_name, "admm_iters": [], "line_search_s": [], "steps": [],
              "dense_columns": 0, "c_trials": 0, "fallback_steps": 0, "face_s": [], "searches": 0, "widened": 0,
-             "search_s": 0.0, "searched_iterations": []}
+             "search_s": 0.0, "searched_iterations": [], "admm_skipped": 0, "working_set_entries": 0}
     for it in range(1, opts.max_iter + 1):
         W = cur.W
         H_k = gradient_factor(pb, cur.P, W)
@@ -311,8 +322,13 @@ def fit_cbcd(pb: Problem, opts: FitOptions, start: Start | None = None) -> ProLF
                 # the inner steps work on d x d̄ blocks: multi-threaded BLAS gains little there and, on a
                 # loaded machine, its spinning threads cost up to 10x (measured); the search keeps all threads
                 with one_thread("blas"):
-                    # 2. Z-subproblem by ADMM (Algorithm 1)
-                    ws_admm, c_k, cw, zw, lw, n_admm = _admm(pb, W, H_k, ws, cur, search, t_step, t_min, opts, stats)
+                    # 2. Z-subproblem by ADMM (Algorithm 1), unless it has stopped paying (admm_patience)
+                    if (opts.admm_patience is not None and rejected >= opts.admm_patience and not search_now):
+                        ws_admm, c_k, cw, zw, lw, n_admm = _without_admm(ws, cur)
+                        stats["admm_skipped"] += 1
+                    else:
+                        ws_admm, c_k, cw, zw, lw, n_admm = _admm(pb, W, H_k, ws, cur, search, t_step, t_min, opts,
+                                                                 stats)
             except CandidatesExhausted as exc:
                 # too many columns outgrew the candidate list: one wider search beats dense columns
                 log.info("prolfa iter %d: %s columns exceed %d candidates; searching %d", it, exc, search.k_cand,
@@ -327,6 +343,9 @@ def fit_cbcd(pb: Problem, opts: FitOptions, start: Start | None = None) -> ProLF
             # 3. safeguard
             keys, c, z, lam, s = _descent_point(pb, W, H_k, ws_admm, ws, c_k, cw, zw, lw, search, t_step[0],
                                                 opts, stats)
+            if n_admm:
+                rejected = 0 if s > 0 else rejected + 1
+            stats["working_set_entries"] += int(ws_admm.keys.size)
             if ksup <= MAX_FACE_SUPPORT:
                 c_face, s_face = face_step(pb, W, keys, c, dbar)
                 stats["face_s"].append(s_face)

@@ -74,6 +74,13 @@ class SolverOptions:
         Re-weighting iterations of each Z-step (eq. "Zi", Kong et al. 2014) and their tolerance.
     step : {"backtracking", "lipschitz"}
         C-step size: backtracking on the exact descent-lemma test, or the paper's fixed ``1 / L``.
+    admm_patience : int or None
+        An integer p (>= 1; default 1): after p consecutive outer iterations whose ADMM result the safeguard
+        rejected, ADMM runs only on searched iterations (a new working set) until one is accepted again; the
+        others take the safeguard's projected-gradient step directly, which is what a rejection keeps, so ``J``
+        stays non-increasing. None: ADMM on every outer iteration (Algorithm 2 as written; what records made
+        before this option ran). On Fifteen Scene the safeguard rejects ADMM's point on most iterations past
+        the first twenty (``docs/prolfa-performance.md``).
     """
 
     max_iter: int = 500
@@ -88,6 +95,7 @@ class SolverOptions:
     max_iter_reweight: int = 5
     reweight_tol: float = 1e-6
     step: Literal["backtracking", "lipschitz"] = "backtracking"
+    admm_patience: int | None = 1
 
     def __post_init__(self):
         for name in ("max_iter", "max_iter_admm", "max_iter_reweight", "n_candidates", "search_every"):
@@ -99,6 +107,10 @@ class SolverOptions:
             if not _is_real(getattr(self, name), low, strict):
                 raise ValueError(f"{name} must be a number {'>' if strict else '>='} {low}, got "
                                  f"{getattr(self, name)!r}")
+        if self.admm_patience is not None:
+            if not _is_integer(self.admm_patience, 1):
+                raise ValueError(f"admm_patience must be an integer >= 1 or None, got {self.admm_patience!r}")
+            object.__setattr__(self, "admm_patience", int(self.admm_patience))
         if self.step not in STEPS:
             raise ValueError(f"step must be one of {STEPS}, got {self.step!r}")
         for name in ("mu", "eps", "tol", "gap_tol", "admm_tol", "reweight_tol"):

@@ -137,6 +137,9 @@ class ProLFA(Aggregator):
     #: earlier release names them there (its config reads, :func:`~.options.solver_options`; its board label is
     #: unchanged).
     removed_params = {"solver": dict(REMOVED)}
+    #: Options added after records were written, at the value that reproduces a record that does not name them
+    #: (``lfabench reproduce``): records made before ``admm_patience`` ran ADMM on every outer iteration.
+    introduced_params = {"solver": {"admm_patience": None}}
     _parameter_constraints = {"lambda1": [NON_NEGATIVE], "lambda2": [NON_NEGATIVE],
                               "scale": [POSITIVE, StrOptions({"auto"})], "solver": [SolverOptions, Mapping, None]}
 

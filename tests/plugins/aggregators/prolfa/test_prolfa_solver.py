@@ -638,3 +638,53 @@ def test_frank_wolfe_gap_equals_a_finite_difference_gradient_and_falls_to_zero_a
     gap = frank_wolfe_gap(pb, res.selection, res.projection)
     assert gap.min() >= -1e-9
     assert gap.sum() < 1e-4 * gap0.sum()
+
+
+
+@pytest.fixture(scope="module")
+def digits_training():
+    """The embedded default run's training bags and labels (digits, 3x3 patches, seed-0 split): at d̄ = 128 the
+    safeguard rejects ADMM's point on most iterations past the first ten."""
+    from reference_cases import digits_split
+
+    return digits_split(0)[:2]
+
+
+def _skips_by_the_rule(info: dict, n_iter: int, patience: int) -> list[int]:
+    """The iterations ``admm_patience`` skips, replayed from a fit's trace: not searched, after ``patience``
+    consecutive iterations whose ADMM point the safeguard rejected (``line_search_s`` 0 where ADMM ran)."""
+    searched, skipped, rejected = set(info["searched_iterations"]), [], 0
+    for it, s in zip(range(1, n_iter + 1), info["line_search_s"]):
+        if rejected >= patience and it not in searched:
+            skipped.append(it)
+            continue
+        rejected = 0 if s > 0 else rejected + 1
+    return skipped
+
+
+def _fit_digits(data, patience):
+    import warnings
+
+    from lfabench_plugins.aggregators.prolfa import SolverOptions
+    from lfabench_plugins.aggregators.prolfa.plugin import ProLFA
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ProLFA(random_state=0, solver=SolverOptions(admm_patience=patience)).fit(*data)
+
+
+@pytest.mark.parametrize("patience", [1, 2])
+def test_admm_patience_skips_admm_only_after_rejections_and_off_searches(patience, digits_training):
+    est = _fit_digits(digits_training, patience)
+    info, h = est.fit_info_, est.objective_history_
+    expected = _skips_by_the_rule(info, est.n_iter_, patience)
+    assert len(expected) >= 5, "the problem must reject ADMM often enough for the rule to skip it"
+    assert info["admm_skipped"] == len(expected)
+    assert len(info["admm_iters"]) == est.n_iter_ - len(expected)      # ADMM ran on every other iteration
+    assert np.all(np.diff(h) <= 1e-10 * np.abs(h[:-1]))               # J never rises
+
+
+def test_admm_runs_on_every_iteration_without_patience(digits_training):
+    est = _fit_digits(digits_training, None)
+    assert est.fit_info_["admm_skipped"] == 0 and len(est.fit_info_["admm_iters"]) == est.n_iter_
+    assert 0.0 in est.fit_info_["line_search_s"]      # rejections happen: the rule would have had work
