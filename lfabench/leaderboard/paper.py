@@ -29,6 +29,7 @@ import pandas as pd
 
 from ..evaluation.multiple import holm, tied_ranks
 from .cells import ALPHA, score_cell
+from .labels import plugin_name
 from .statistics import score_keys
 
 #: paper metric -> the evaluator that reports it; time is compared with fit + transform seconds.
@@ -67,15 +68,11 @@ def paper_results() -> pd.DataFrame:
         return pd.read_csv(fh, comment="#")
 
 
-def _base(label: str) -> str:
-    return str(label).split("[", 1)[0]
-
-
 def _descriptor_settings(summary: pd.DataFrame, dataset: str, descriptor: str) -> list[str]:
     """The records' descriptor labels on ``dataset`` whose descriptor is the paper's (``sift``,
     ``sift[long_side=300]``...): each descriptor setting gets its own block beside the paper's numbers."""
     on = summary[summary["dataset"] == dataset]["descriptor"].astype(str)
-    return sorted({label for label in on if _base(label) == descriptor})
+    return sorted({label for label in on if plugin_name(label) == descriptor})
 
 
 def _measured(summary: pd.DataFrame, dataset: str, descriptor: str, metric: str) -> pd.DataFrame:
@@ -87,7 +84,7 @@ def _measured(summary: pd.DataFrame, dataset: str, descriptor: str, metric: str)
     if metric != TIME:
         rows = rows[rows["evaluator"] == EVALUATOR_OF.get(metric, rows["evaluator"])]
     seconds = rows["fit_s_mean"].fillna(0) + rows["transform_s_mean"].fillna(0)
-    rows = rows.assign(method=rows["aggregator"].map(_base), value=seconds if metric == TIME else rows["mean"],
+    rows = rows.assign(method=rows["aggregator"].map(plugin_name), value=seconds if metric == TIME else rows["mean"],
                        key=list(seconds) if metric == TIME else score_keys(rows))
     # the paper's annotation rule stands for a method; whole annotated groups only where the rule left it no row
     rows = rows.assign(whole_groups=rows["aggregator"].astype(str).str.contains(WHOLE_GROUPS, regex=False))
@@ -136,7 +133,7 @@ def paper_table(summary: pd.DataFrame, paper: pd.DataFrame | None = None,
         if not_applicable is not None and not not_applicable.empty:
             on = not_applicable[(not_applicable["dataset"] == measured_dataset)
                                 & (not_applicable["descriptor"] == descriptor)]
-            undefined = set(on["aggregator"].map(_base))
+            undefined = set(on["aggregator"].map(plugin_name))
         out += _rows(rows, measured, dataset, descriptor, metric, undefined)
     return pd.DataFrame(out, columns=COLUMNS)
 
