@@ -11,8 +11,8 @@ Outer iteration ``k``:
 2. Safeguard: the inexact, non-convex ADMM can raise ``J`` (notes, pitfall 4). ADMM runs on the working
    set only (and, with ``admm_patience``, is skipped on unsearched iterations once the safeguard has rejected
    it that many times in a row), the monotone projected-gradient step on ``fit + lambda1 E`` is computed
-   every outer iteration, and the lower of the two points (by exact ``J(., W_k)``) is kept (the ADMM result only if it lowers
-   ``J``). Then, for ``2 <= k <= 8``, every column's weights move to the exact minimiser of ``J(., W_k)`` on
+   every outer iteration, and the lower of the two points (by exact ``J(., W_k)``) is kept (the ADMM result
+   only if it lowers ``J``). Then, for ``2 <= k <= 8``, every column's weights move to the exact minimiser of ``J(., W_k)`` on
    that column's support, the joint move scaled by an exact line search (:mod:`.cbcd_facestep`; ``J`` never
    increases).
 3. W-step (:mod:`.wstep`): exact minimiser, so ``J`` never increases.
