@@ -61,3 +61,24 @@ def test_ivfpq_on_a_database_past_the_budget_reports_its_recall():
     _, I_exact, info_exact = large_search(X, Q, 10, memory_budget_bytes=1e9)
     assert info_exact["method"] == "exact"
     np.testing.assert_array_equal(I_exact, exact)
+
+
+def test_ivfpq_added_in_parts_gives_the_same_neighbours_and_distances(monkeypatch):
+    # the index is filled a chunk at a time in parts of about ADD_ROWS rows (bounding FAISS's work space):
+    # the answer must equal one add per chunk, bit for bit
+    import lfabench.evaluation.largescale as largescale
+
+    rng = np.random.default_rng(2)
+    X = (rng.normal(size=(12000, 48)) + 3 * rng.normal(size=(300, 48))[rng.integers(0, 300, 12000)])
+    X = X.astype(np.float32)
+    Q = X[rng.choice(12000, 40, replace=False)] + np.float32(0.1)
+    db = ChunkedDatabase.from_array(X, chunk=5000)
+    answers = []
+    for rows in (1 << 30, 1000, 300):
+        monkeypatch.setattr(largescale, "ADD_ROWS", rows)
+        D, I, info = large_search(db, Q, 20, memory_budget_bytes=1e5, nprobe=8, recall_queries=40)
+        assert info["method"] == "ivfpq"
+        answers.append((D, I))
+    for D, I in answers[1:]:
+        np.testing.assert_array_equal(D, answers[0][0])
+        np.testing.assert_array_equal(I, answers[0][1])
