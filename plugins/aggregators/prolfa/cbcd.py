@@ -173,11 +173,7 @@ def _admm(pb: Problem, W: np.ndarray, H_k: np.ndarray, ws, cur: _Iterate, search
     """
     N, dbar, ksup, mu = pb.n_descriptors, opts.n_prototypes, opts.max_support, opts.mu
     max_dense = max(8, dbar // 50)
-    c_k = align(cur.keys, cur.c, ws.keys)
-    cw, zw, lw = c_k.copy(), align(cur.keys, cur.z, ws.keys), align(cur.keys, cur.lam, ws.keys)
-    # ADMM runs on the working set only (never widens the search); the gradient step, computed every
-    # iteration, is the exact one (dense columns if needed)
-    ws = ws.restricted()
+    ws, c_k, cw, zw, lw = _warm_start(ws, cur)
     H, n_admm = H_k, 0
     for _ in range(opts.max_iter_admm):
         n_admm += 1
@@ -217,13 +213,13 @@ def _admm(pb: Problem, W: np.ndarray, H_k: np.ndarray, ws, cur: _Iterate, search
     return ws, c_k, cw, zw, lw, n_admm
 
 
-def _without_admm(ws, cur: _Iterate):
-    """What :func:`_admm` returns when it does not run (``admm_patience``): the working set restricted, ``C_k``,
-    and ``C = C_k`` with the current ``Z``, ``Lambda`` on it: a zero ADMM move, which the safeguard rejects for
-    the projected-gradient step."""
-    ws = ws.restricted()
+def _warm_start(ws, cur: _Iterate):
+    """``(ws restricted, C_k, C, Z, Lambda)`` on the working set's keys: ADMM's warm start from ``cur``
+    (``C = C_k``). ADMM runs on the working set only (never widens the search); the gradient step, computed every
+    iteration, is the exact one (dense columns if needed). Where ADMM does not run (``admm_patience``), this is
+    what the safeguard gets: a zero ADMM move, which it rejects for the projected-gradient step."""
     c_k = align(cur.keys, cur.c, ws.keys)
-    return ws, c_k, c_k.copy(), align(cur.keys, cur.z, ws.keys), align(cur.keys, cur.lam, ws.keys), 0
+    return ws.restricted(), c_k, c_k.copy(), align(cur.keys, cur.z, ws.keys), align(cur.keys, cur.lam, ws.keys)
 
 
 def _descent_point(pb: Problem, W: np.ndarray, H_k: np.ndarray, ws, full_ws, c_k, cw, zw, lw, search: _Search,
@@ -324,7 +320,7 @@ def fit_cbcd(pb: Problem, opts: FitOptions, start: Start | None = None) -> ProLF
                 with one_thread("blas"):
                     # 2. Z-subproblem by ADMM (Algorithm 1), unless it has stopped paying (admm_patience)
                     if (opts.admm_patience is not None and rejected >= opts.admm_patience and not search_now):
-                        ws_admm, c_k, cw, zw, lw, n_admm = _without_admm(ws, cur)
+                        (ws_admm, c_k, cw, zw, lw), n_admm = _warm_start(ws, cur), 0
                         stats["admm_skipped"] += 1
                     else:
                         ws_admm, c_k, cw, zw, lw, n_admm = _admm(pb, W, H_k, ws, cur, search, t_step, t_min, opts,
