@@ -25,15 +25,9 @@ from threadpoolctl import threadpool_limits
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from suite.cases import split_bags  # noqa: E402
+from suite.cases import one_nn_accuracy, split_bags  # noqa: E402
 from suite.floors import Scale, floor_seconds, ops  # noqa: E402
 from suite.rates import machine_rates  # noqa: E402
-
-
-def one_nn_accuracy(train_z: np.ndarray, y_train, test_z: np.ndarray, y_test) -> float:
-    """1-NN accuracy (%) of the test vectors against the training vectors, Euclidean, as the ``knn`` evaluator."""
-    d = (test_z ** 2).sum(1)[:, None] - 2.0 * test_z @ train_z.T + (train_z ** 2).sum(1)[None, :]
-    return 100.0 * float(np.mean(np.asarray(y_train)[d.argmin(1)] == np.asarray(y_test)))
 
 
 def main(argv=None) -> int:
