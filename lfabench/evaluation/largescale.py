@@ -28,7 +28,8 @@ from ..threads import serial_blas
 __all__ = ["ChunkedDatabase", "SearchPlan", "exact_topk", "plan_search", "large_search", "recall_at_k"]
 
 LARGE_METRICS = ("euclidean", "cosine")
-#: Rows per IVF-PQ ``add`` call: bounds FAISS's work space of an add (about 70 KB per 2,048-D row).
+#: The fewest rows per IVF-PQ ``add`` call (a chunk is split into parts of ``ADD_ROWS`` to ``2 ADD_ROWS - 1``
+#: rows, or added whole when smaller): bounds FAISS's work space of an add (about 70 KB per 2,048-D row).
 ADD_ROWS = 4096
 
 
@@ -200,7 +201,7 @@ def large_search(database: ChunkedDatabase | np.ndarray, queries: np.ndarray, k:
         block = _normalise(block, metric)
         with serial_blas():
             # FAISS's IVF-PQ add holds about 70 KB of work space per 2,048-D row it is given (measured: 1.8 GB
-            # for 25,000 rows); near-equal parts of at least ADD_ROWS / 2 rows keep every part on FAISS's BLAS
+            # for 25,000 rows); near-equal parts of at least ADD_ROWS rows keep every part on FAISS's BLAS
             # route (20 rows and more), and the codes and their order equal one add of the chunk (tested)
             for part in np.array_split(block, max(1, block.shape[0] // ADD_ROWS)):
                 index.add(part)
