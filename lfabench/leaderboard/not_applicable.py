@@ -31,7 +31,8 @@ def not_applicable_frame(failed: list[dict]) -> pd.DataFrame:
     for key, group in df.groupby(["dataset", "descriptor", "aggregator", "evaluator", "setting"], sort=True):
         seeds = sorted({int(s) for s in group["seed"] if s is not None})
         reasons = list(dict.fromkeys(str(r) for r in group["reason"]))
-        out.append([*key, ",".join(map(str, seeds)), " / ".join(reasons), ";".join(sorted(shown_path(p) for p in group["path"]))])
+        paths = ";".join(sorted(shown_path(p) for p in group["path"]))
+        out.append([*key, ",".join(map(str, seeds)), " / ".join(reasons), paths])
     return pd.DataFrame(out, columns=COLUMNS)
 
 
