@@ -257,7 +257,7 @@ def column_step(pb: Problem, wc: WorkingColumns, B, P: np.ndarray, W: np.ndarray
     """
     full = wc.rows >= 0
     c0 = wc.vals.copy()
-    sigma2 = float(np.linalg.norm(W, 2) ** 2) if W.size else 0.0
+    sigma2 = pb.spectral_norm(W) ** 2
     shared = np.bincount(wc.rows[full], minlength=wc.X.shape[0])
     e = np.where(full, pb.lambda1 * np.maximum(shared[np.maximum(wc.rows, 0)] - 1, 0), 0.0)
     scale = 1.0 + sigma2

@@ -85,6 +85,54 @@ class Problem:
         """``lambda_max(T)`` (computed once)."""
         return float(np.linalg.eigvalsh(self.T)[-1])
 
+    @cached_property
+    def YtY_eigh(self) -> tuple[np.ndarray, np.ndarray]:
+        """``eigh(Y^T Y)`` (eigenvalues clipped at 0, eigenvectors): fixed for the fit, computed once (a
+        ``c x c`` eigenproblem: 12 s at the 4,485 classes of a retrieval protocol with one annotated image per
+        group, where redoing it in every W-step was most of the fit)."""
+        beta, VB = np.linalg.eigh(self.YtY)
+        return np.clip(beta, 0.0, None), VB
+
+    @cached_property
+    def YtY_permutation(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(rows, signs)`` when the eigenvectors of ``Y^T Y`` are a signed permutation (a diagonal ``Y^T Y``:
+        one-hot labels), so that ``A @ VB == signs * A[:, rows]`` exactly (each product has one non-zero
+        term); else None. Lets the W-step skip two ``d̄ x c x c`` products, with the same floats."""
+        _, VB = self.YtY_eigh
+        nonzero = VB != 0
+        if VB.size == 0 or not (nonzero.sum(axis=0) == 1).all():
+            return None
+        rows = nonzero.argmax(axis=0)
+        signs = VB[rows, np.arange(VB.shape[1])]
+        if not (np.abs(signs) == 1.0).all():
+            return None
+        return rows, signs
+
+    @cached_property
+    def YtY_diagonal(self) -> np.ndarray | None:
+        """The diagonal of ``Y^T Y`` when it is diagonal (one-hot labels), else None: ``W @ YtY`` is then
+        ``W * diag`` with the same floats (one non-zero term per product) at ``d̄ c`` instead of ``d̄ c^2``."""
+        diag = np.diag(self.YtY).copy()
+        if np.count_nonzero(self.YtY) != np.count_nonzero(diag):
+            return None
+        return diag
+
+    def times_YtY(self, W: np.ndarray) -> np.ndarray:
+        """``W @ Y^T Y`` (``(d̄, c)``)."""
+        diag = self.YtY_diagonal
+        return W @ self.YtY if diag is None else W * diag[None, :]
+
+    def spectral_norm(self, W: np.ndarray) -> float:
+        """``sigma_max(W)``, remembered for the last ``W`` asked about (the Lipschitz bound and the first trial
+        step ask about the same ``W``; its SVD is seconds at thousands of classes). ``W`` is never changed in
+        place during a fit."""
+        last = self.__dict__.get("_last_norm")
+        if last is not None and last[0] is W:
+            return last[1]
+        value = float(np.linalg.norm(W, 2)) if W.size else 0.0
+        self.__dict__["_last_norm"] = (W, value)
+        return value
+
     @property
     def n_descriptors(self) -> int:
         return int(self.X.shape[0])
@@ -106,7 +154,7 @@ def fit_loss(pb: Problem, P: np.ndarray, W: np.ndarray) -> float:
     RPW = RP @ W
     PW = P @ W
     forward = np.sum(RPW * RPW) - 2.0 * np.sum(PW * pb.MY) + pb.Y_sq
-    reverse = np.sum(RP * RP) - 2.0 * np.sum(P * (pb.MY @ W.T)) + np.sum((W @ pb.YtY) * W)
+    reverse = np.sum(RP * RP) - 2.0 * np.sum(P * (pb.MY @ W.T)) + np.sum(pb.times_YtY(W) * W)
     return float(forward + reverse)
 
 
@@ -242,7 +290,7 @@ def lipschitz_bound(pb: Problem, W: np.ndarray) -> float:
     never larger, often far smaller).
     """
     lam = pb.scatter_curvature
-    sigma = float(np.linalg.norm(W, 2)) if W.size else 0.0
+    sigma = pb.spectral_norm(W)
     return 2.0 * max(lam, 0.0) * (sigma * sigma + 1.0)
 
 
@@ -252,5 +300,5 @@ def first_trial_step(pb: Problem, W: np.ndarray, mu: float = 0.0) -> float:
     distance ``2 tr(Sc) / N``; ``mu`` is the ADMM penalty of the C-Lagrangian (0 for a step on J itself).
     Backtracking or a line search corrects it either way."""
     sq_dist = 2.0 * float(np.trace(pb.Sc)) / max(pb.n_descriptors, 1)
-    curvature = pb.top_mean_curvature * (np.linalg.norm(W, 2) ** 2 + 1.0) * sq_dist + mu
+    curvature = pb.top_mean_curvature * (pb.spectral_norm(W) ** 2 + 1.0) * sq_dist + mu
     return 0.5 / max(curvature, 1e-300)

@@ -25,10 +25,11 @@ __all__ = ["solve_w", "sylvester_residual"]
 
 def solve_w(pb: Problem, P: np.ndarray) -> np.ndarray:
     """The exact minimiser over ``W`` of ``J(., W)`` for prototypes ``P`` (``(d, d̄)``); returns ``(d̄, c)``."""
-    beta, VB = np.linalg.eigh(pb.YtY)
-    beta = np.clip(beta, 0.0, None)
+    beta, VB = pb.YtY_eigh
+    perm = pb.YtY_permutation
     Q = 2.0 * (P.T @ pb.MY)                       # (d̄, c) = 2 Xbar^T Y
-    Qr = Q @ VB
+    # C order, as the product gives it: the next GEMM rounds differently on a transposed layout
+    Qr = Q @ VB if perm is None else np.ascontiguousarray(Q[:, perm[0]]) * perm[1][None, :]
     _, s, Vt = np.linalg.svd(pb.R @ P, full_matrices=False)
     keep = s > (s[0] if s.size else 0.0) * 1e-12
     s, Vt = s[keep], Vt[keep]
@@ -38,7 +39,11 @@ def solve_w(pb: Problem, P: np.ndarray) -> np.ndarray:
     Wr = Vt.T @ (coef / (s[:, None] ** 2 + shift[None, :]))
     safe = shift > 0
     Wr[:, safe] += rest[:, safe] / shift[safe]
-    return Wr @ VB.T
+    if perm is None:
+        return Wr @ VB.T
+    W = np.empty_like(Wr)
+    W[:, perm[0]] = Wr * perm[1][None, :]          # Wr @ VB.T, a signed permutation of the columns
+    return W
 
 
 def sylvester_residual(A: np.ndarray, B: np.ndarray, Q: np.ndarray, W: np.ndarray) -> float:

@@ -374,6 +374,50 @@ def test_w_step_solves_sylvester_and_matches_scipy():
     assert sylvester_residual(A2, Yr.T @ Yr, 2 * Xbar.T @ Yr, W2) < 1e-8
 
 
+def _w_step_by_products(pb: Problem, P: np.ndarray) -> np.ndarray:
+    """The W-step with ``Y^T Y``'s eigenvectors applied as matrix products (what the shortcut replaces)."""
+    beta, VB = np.linalg.eigh(pb.YtY)
+    beta = np.clip(beta, 0.0, None)
+    Qr = (2.0 * (P.T @ pb.MY)) @ VB
+    _, s, Vt = np.linalg.svd(pb.R @ P, full_matrices=False)
+    keep = s > s[0] * 1e-12
+    s, Vt = s[keep], Vt[keep]
+    coef = Vt @ Qr
+    rest = Qr - Vt.T @ coef
+    shift = pb.lambda2 + beta
+    Wr = Vt.T @ (coef / (s[:, None] ** 2 + shift[None, :]))
+    Wr[:, shift > 0] += rest[:, shift > 0] / shift[shift > 0]
+    return Wr @ VB.T
+
+
+@pytest.mark.parametrize("n_classes", [5, 37, 300])
+def test_one_hot_w_step_and_loss_equal_the_general_products_bit_for_bit(n_classes):
+    # unequal class sizes, so eigh orders the classes differently from the labels (a non-identity permutation)
+    rng = np.random.default_rng(n_classes)
+    labels = np.concatenate([np.arange(n_classes), rng.integers(0, n_classes, 3 * n_classes)])
+    X = rng.standard_normal((2000, 16)).astype(np.float32)
+    pb = Problem.build(X, rng.standard_normal((labels.size, 16)), np.eye(n_classes)[labels], 0.5, 0.2)
+    rows, signs = pb.YtY_permutation
+    assert not np.array_equal(rows, np.arange(n_classes)) and set(np.abs(signs)) == {1.0}
+    np.testing.assert_array_equal(pb.YtY_diagonal, np.bincount(labels))
+    P = rng.standard_normal((16, 48))
+    W = solve_w(pb, P)
+    assert W.flags["C_CONTIGUOUS"]
+    np.testing.assert_array_equal(W, _w_step_by_products(pb, P))
+    np.testing.assert_array_equal(pb.times_YtY(W), W @ pb.YtY)
+    assert pb.spectral_norm(W) == np.linalg.norm(W, 2)
+    assert pb.spectral_norm(W.copy() * 2) == np.linalg.norm(2 * W, 2)    # a new W is measured, not remembered
+
+
+def test_general_responses_take_the_product_path():
+    rng = np.random.default_rng(3)
+    pb = Problem.build(rng.standard_normal((300, 8)).astype(np.float32), rng.standard_normal((40, 8)),
+                       rng.standard_normal((40, 3)), 0.5, 0.2)
+    assert pb.YtY_permutation is None and pb.YtY_diagonal is None
+    P = rng.standard_normal((8, 12))
+    np.testing.assert_array_equal(solve_w(pb, P), _w_step_by_products(pb, P))
+
+
 def test_w_step_never_increases_J_and_is_the_minimiser():
     bags, Y, pb = small_problem(seed=20)
     rng = np.random.default_rng(21)
