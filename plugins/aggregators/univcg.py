@@ -83,17 +83,32 @@ class UniVCG(Aggregator):
     descriptors_per_image : int or None
         Training descriptors per image (seeded draw); None = all.
     random_state : int or None
+    batched : bool
+        True (default): a round learns every class's bit at once, its normal equations one GEMM over the classes
+        (``(C, m) x (m, p^2)``) and its firing rates one product. False: one class at a time (what records made
+        before this parameter ran; the same model and the same result up to the GEMM's rounding). Each class's
+        round reads only its own image weights, so both orders learn the same bits; batching matters with
+        thousands of classes (a retrieval protocol with one annotated image per group), where reading the
+        ``m`` per-image second moments once per class made a round take minutes.
     """
 
     supervised = True
     _parameter_constraints = {"n_rounds": [COUNT], "ridge": [NON_NEGATIVE]}
+    #: Parameters added after records were written, with the value that reproduces a record that does not name
+    #: them (``lfabench reproduce``).
+    introduced_params = {"batched": False}
+    #: Classes whose normal equations are formed at once when batched: ``C_BLOCK p^2`` float64 (128 MiB at p = 129).
+    C_BLOCK = 1024
+    #: Firing-rate rows held at once in ``transform``: ``rows x (C n_rounds)`` float64 (about 256 MiB).
+    TRANSFORM_CELLS = 2 ** 25
 
     def __init__(self, n_rounds: int = 20, ridge: float = 1e-3, descriptors_per_image: int | None = 30,
-                 random_state=None):
+                 random_state=None, batched: bool = True):
         self.n_rounds = n_rounds
         self.ridge = ridge
         self.descriptors_per_image = descriptors_per_image
         self.random_state = random_state
+        self.batched = batched
 
     def _fit(self, bags: Bags, y):
         Y = class_indicator(y, bags.n_samples)
@@ -119,12 +134,17 @@ class UniVCG(Aggregator):
         bits = np.zeros((C, int(self.n_rounds), p))
         curve = []
         for t in tqdm(range(int(self.n_rounds)), desc="UniVCG boosting", unit="round", leave=False, disable=None):
+            if self.batched:
+                bits[:, t], rates = self._round_bits(W, Z, moments, means, reg, Xa, P)
             for c in range(C):
                 w = W[:, c]
-                A = np.einsum("i,ijk->jk", w, moments) + reg
-                a = np.linalg.solve(A + 1e-10 * np.eye(p), means.T @ (w * Z[:, c]))
-                bits[c, t] = a
-                f = np.asarray(P @ (Xa @ a > 0).astype(np.float64))
+                if self.batched:
+                    f = rates[:, c]
+                else:
+                    A = np.einsum("i,ijk->jk", w, moments) + reg
+                    a = np.linalg.solve(A + 1e-10 * np.eye(p), means.T @ (w * Z[:, c]))
+                    bits[c, t] = a
+                    f = np.asarray(P @ (Xa @ a > 0).astype(np.float64))
                 theta, polarity, err = best_stump(f, Z[:, c], w)
                 err = float(np.clip(err, 1e-10, 1 - 1e-10))
                 alpha = 0.5 * np.log((1 - err) / err)
@@ -137,17 +157,58 @@ class UniVCG(Aggregator):
         self.fit_info_ = {"training_curve": curve, "n_training_descriptors": int(Xa.shape[0]),
                           "n_classes": int(C)}
 
+    def _round_bits(self, W, Z, moments, means, reg, Xa, P) -> tuple[np.ndarray, np.ndarray]:
+        """One round's bits of every class and their firing rates on the training images.
+
+        ``W`` [m, C] image weights, ``Z`` [m, C] targets, ``moments`` [m, p, p], ``means`` [m, p], ``Xa`` [n, p]
+        training descriptors, ``P`` [m, n] mean pooling. Returns ``(bits [C, p], rates [m, C])``: class c's bit
+        solves ``(sum_i W_ic M_i + reg) a = means^T (W_c * Z_c)``, as the per-class loop does.
+        """
+        m, C = W.shape
+        p = moments.shape[1]
+        bits = np.empty((C, p))
+        rates = np.empty((m, C))
+        flat = moments.reshape(m, p * p)
+        ridge = reg + 1e-10 * np.eye(p)
+        for lo in range(0, C, self.C_BLOCK):
+            cols = slice(lo, min(lo + self.C_BLOCK, C))
+            A = (W[:, cols].T @ flat).reshape(-1, p, p) + ridge
+            rhs = means.T @ (W[:, cols] * Z[:, cols])                                    # [p, block]
+            bits[cols] = np.linalg.solve(A, rhs.T[:, :, None])[:, :, 0]
+            rates[:, cols] = np.asarray(P @ (Xa @ bits[cols].T > 0).astype(np.float64))
+        return bits, rates
+
     def _augment(self, X: np.ndarray) -> np.ndarray:
         Xs = self.standardizer_.transform(X)
         return np.hstack([Xs, np.ones((Xs.shape[0], 1))])
 
     def _transform(self, bags: Bags, chunk: int = 50_000) -> np.ndarray:
-        P = bags.pooling_matrix(mean=True, dtype=np.float64)
-        out = np.zeros((bags.n_samples, self.bits_.shape[0]))
-        for lo in range(0, bags.n_descriptors, chunk):
-            fires = (self._augment(bags.descriptors[lo:lo + chunk]) @ self.bits_.T > 0).astype(np.float64)
-            out += np.asarray(P[:, lo:lo + chunk] @ fires)
-        return out.astype(np.float32)
+        """[m, C n_rounds] float32 firing rates, in blocks of images whose firing rows fit
+        ``TRANSFORM_CELLS`` (one image at least), so memory stays bounded at any output width.
+
+        Each image's rate sums its descriptors' rows within each ``chunk`` of the descriptor array and then
+        adds the chunks' sums in order: the same float64 sums whatever the blocks are.
+        """
+        P = bags.pooling_matrix(mean=True, dtype=np.float64).tocsr()
+        width = self.bits_.shape[0]
+        out = np.zeros((bags.n_samples, width), dtype=np.float32)
+        offsets, rows_cap = bags.offsets, max(1, self.TRANSFORM_CELLS // max(width, 1))
+        first = 0
+        while first < bags.n_samples:
+            # the images [first, last) whose descriptors fit rows_cap (at least one image)
+            last = max(first + 1, int(np.searchsorted(offsets, offsets[first] + rows_cap, side="right")) - 1)
+            last = min(last, bags.n_samples)
+            lo, hi = int(offsets[first]), int(offsets[last])
+            block = np.zeros((last - first, width))
+            for start in range(lo - lo % chunk, hi, chunk):
+                a, b = max(start, lo), min(start + chunk, hi)
+                if b <= a:
+                    continue
+                fires = (self._augment(bags.descriptors[a:b]) @ self.bits_.T > 0).astype(np.float64)
+                block += np.asarray(P[first:last, a:b] @ fires)
+            out[first:last] = block
+            first = last
+        return out
 
 
 @hookimpl

@@ -39,3 +39,39 @@ def test_firing_rates_by_hand_and_boosting_lowers_the_loss():
     np.testing.assert_allclose(e.transform(bags), want, atol=1e-6)
     curve = e.record_info()["training_curve"]
     assert len(curve) == 3 and curve[-1] < 1.0
+
+
+def _three_class_bags():
+    """15 images of 3 classes whose descriptors overlap (the bits do not separate them at once)."""
+    from lfabench import Bags
+
+    rng = np.random.default_rng(5)
+    labels = np.repeat([0, 1, 2], 5)
+    counts = rng.integers(4, 12, labels.size)
+    desc = np.concatenate([rng.normal(0.6 * lab, 1.0, (n, 6)) for lab, n in zip(labels, counts)]).astype(np.float32)
+    return Bags(desc, np.concatenate([[0], np.cumsum(counts)])), labels
+
+
+def test_batched_rounds_learn_the_per_class_loops_bits():
+    # each class's round reads only its own image weights: learning all classes at once changes the rounding only
+    bags, y = _three_class_bags()
+    loop = UniVCG(n_rounds=4, random_state=0, batched=False).fit(bags, y)
+    batched = UniVCG(n_rounds=4, random_state=0).fit(bags, y)
+    np.testing.assert_allclose(batched.bits_, loop.bits_, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(batched.record_info()["training_curve"], loop.record_info()["training_curve"],
+                               rtol=1e-9)
+    np.testing.assert_array_equal(batched.transform(bags), loop.transform(bags))
+    assert UniVCG.introduced_params == {"batched": False}     # records without the parameter ran the loop
+
+
+def test_transform_in_small_image_blocks_gives_the_same_bits(monkeypatch):
+    bags, y = _three_class_bags()
+    e = UniVCG(n_rounds=3, random_state=0).fit(bags, y)
+    whole, split = e.transform(bags), e._transform(bags, chunk=7)     # chunk=7: images span chunk boundaries
+    monkeypatch.setattr(UniVCG, "TRANSFORM_CELLS", 1)          # one image per block
+    np.testing.assert_array_equal(e.transform(bags), whole)
+    np.testing.assert_array_equal(e._transform(bags, chunk=7), split)
+    Xa = np.hstack([e.standardizer_.transform(bags.descriptors), np.ones((bags.n_descriptors, 1))])
+    fires = Xa @ e.bits_.T > 0
+    want = np.stack([fires[a:b].mean(0) for a, b in zip(bags.offsets[:-1], bags.offsets[1:])])
+    np.testing.assert_allclose(whole, want, atol=1e-6)
