@@ -18,6 +18,7 @@ import numpy as np
 __all__ = ["REMOVED", "FitOptions", "SolverOptions", "solver_options"]
 
 STEPS = ("backtracking", "lipschitz")
+NORMS = ("basis", "svd")
 
 #: Options lfabench 0.2.0 removed, each with the one value a mapping may still name it at: what every fit does
 #: now (the config of a record written before names all four, at these values; :func:`solver_options` reads
@@ -81,6 +82,12 @@ class SolverOptions:
         stays non-increasing. None: ADMM on every outer iteration (Algorithm 2 as written; what records made
         before this option ran). On the Fifteen Scene board's fits the safeguard rejected ADMM's point on 78-99 %
         of the iterations (``docs/prolfa-performance.md``).
+    spectral_norm : {"basis", "svd"}
+        How ``sigma_max(W)`` (in the Lipschitz bound and the first trial step) is computed after each W-step.
+        "basis" (default): the W-step's ``W`` has its columns in the row space of ``P`` (at most ``d``
+        dimensions), so ``sigma_max(W) = sigma_max(B^T W)`` for an orthonormal basis ``B`` of it: a ``d x c``
+        SVD. "svd": the SVD of the ``d̄ x c`` matrix ``W`` itself (what records made before this option ran;
+        seconds per iteration at thousands of classes). The two agree to rounding.
     """
 
     max_iter: int = 500
@@ -96,6 +103,7 @@ class SolverOptions:
     reweight_tol: float = 1e-6
     step: Literal["backtracking", "lipschitz"] = "backtracking"
     admm_patience: int | None = 1
+    spectral_norm: Literal["basis", "svd"] = "basis"
 
     def __post_init__(self):
         for name in ("max_iter", "max_iter_admm", "max_iter_reweight", "n_candidates", "search_every"):
@@ -113,6 +121,8 @@ class SolverOptions:
             object.__setattr__(self, "admm_patience", int(self.admm_patience))
         if self.step not in STEPS:
             raise ValueError(f"step must be one of {STEPS}, got {self.step!r}")
+        if self.spectral_norm not in NORMS:
+            raise ValueError(f"spectral_norm must be one of {NORMS}, got {self.spectral_norm!r}")
         for name in ("mu", "eps", "tol", "gap_tol", "admm_tol", "reweight_tol"):
             object.__setattr__(self, name, float(getattr(self, name)))
 

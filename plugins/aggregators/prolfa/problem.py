@@ -130,8 +130,12 @@ class Problem:
         if last is not None and last[0] is W:
             return last[1]
         value = float(np.linalg.norm(W, 2)) if W.size else 0.0
-        self.__dict__["_last_norm"] = (W, value)
+        self.remember_spectral_norm(W, value)
         return value
+
+    def remember_spectral_norm(self, W: np.ndarray, value: float) -> None:
+        """What :meth:`spectral_norm` answers for this ``W`` (the W-step works it out more cheaply)."""
+        self.__dict__["_last_norm"] = (W, value)
 
     @property
     def n_descriptors(self) -> int:

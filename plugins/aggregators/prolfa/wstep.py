@@ -23,8 +23,14 @@ from .problem import Problem
 __all__ = ["solve_w", "sylvester_residual"]
 
 
-def solve_w(pb: Problem, P: np.ndarray) -> np.ndarray:
-    """The exact minimiser over ``W`` of ``J(., W)`` for prototypes ``P`` (``(d, d̄)``); returns ``(d̄, c)``."""
+def solve_w(pb: Problem, P: np.ndarray, norm_from_basis: bool = False) -> np.ndarray:
+    """The exact minimiser over ``W`` of ``J(., W)`` for prototypes ``P`` (``(d, d̄)``); returns ``(d̄, c)``.
+
+    ``norm_from_basis``: also work out ``sigma_max(W)`` (what :meth:`Problem.spectral_norm` answers for this
+    ``W``) from ``W``'s coordinates in an orthonormal basis ``B`` (``(d̄, <= d)``) of the column space of
+    ``P^T``, which holds every column of ``W`` (``W = 2 P^T M_Y`` and ``V`` terms, below): the SVD of
+    ``B^T W`` (``<= d x c``) instead of ``W``'s (``d̄ x c``).
+    """
     beta, VB = pb.YtY_eigh
     perm = pb.YtY_permutation
     Q = 2.0 * (P.T @ pb.MY)                       # (d̄, c) = 2 Xbar^T Y
@@ -40,9 +46,14 @@ def solve_w(pb: Problem, P: np.ndarray) -> np.ndarray:
     safe = shift > 0
     Wr[:, safe] += rest[:, safe] / shift[safe]
     if perm is None:
-        return Wr @ VB.T
-    W = np.empty_like(Wr)
-    W[:, perm[0]] = Wr * perm[1][None, :]          # Wr @ VB.T, a signed permutation of the columns
+        W = Wr @ VB.T
+    else:
+        W = np.empty_like(Wr)
+        W[:, perm[0]] = Wr * perm[1][None, :]      # Wr @ VB.T, a signed permutation of the columns
+    if norm_from_basis:
+        # Vt's rows lie in the row space of R P, inside that of P, and Qr = 2 P^T M_Y V_B: so do W's columns
+        B = np.linalg.qr(P.T)[0] if P.size else P.T
+        pb.remember_spectral_norm(W, float(np.linalg.norm(B.T @ W, 2)) if W.size else 0.0)
     return W
 
 

@@ -26,7 +26,7 @@ from lfabench_plugins.aggregators.prolfa.plugin import ProLFA
 
 #: The authors' demo settings (d̄ = 2, lambda1 = 2, lambda2 = 0.5, no normalisation, mu = 0.1, 20 ADMM iterations).
 DEMO = dict(n_prototypes=2, lambda1=2.0, lambda2=0.5, normalize="none", max_support=None,
-            solver=SolverOptions(mu=0.1, max_iter_admm=20))
+            solver=SolverOptions(mu=0.1, max_iter_admm=20, spectral_norm="svd"))
 
 
 def shared_data() -> Path | None:
@@ -59,13 +59,15 @@ def digits_split(seed: int = 0):
 
 #: case name -> (problem, constructor keywords). The digits case is the default run's aggregator (seed 0).
 #: The capped cases run ADMM on every outer iteration (``admm_patience=None``), as every fit did when the file was
-#: recorded: the floats of Algorithm 2 as written. The default's skipping rule is tested on its own
+#: recorded: the floats of Algorithm 2 as written; every case takes sigma_max(W) from W's own SVD
+#: (``spectral_norm="svd"``), as every fit did then. The default's skipping rule and norm are tested on their own
 #: (``test_prolfa_solver.py``).
-EVERY_ITERATION = SolverOptions(admm_patience=None)
+EVERY_ITERATION = SolverOptions(admm_patience=None, spectral_norm="svd")
 CASES = {
     **{f"moon_plain_s{s}": ("moon", dict(DEMO, random_state=s)) for s in (0, 1, 2)},
     **{f"moon_capped_s{s}": ("moon", dict(DEMO, max_support=4, random_state=s,
-                                          solver=SolverOptions(mu=0.1, max_iter_admm=20, admm_patience=None)))
+                                          solver=SolverOptions(mu=0.1, max_iter_admm=20, admm_patience=None,
+                                                                spectral_norm="svd")))
        for s in (0, 1, 2)},
     "digits_default_s0": ("digits", dict(random_state=0, solver=EVERY_ITERATION)),
 }

@@ -732,3 +732,27 @@ def test_admm_runs_on_every_iteration_without_patience(digits_training):
     est = _fit_digits(digits_training, None)
     assert est.fit_info_["admm_skipped"] == 0 and len(est.fit_info_["admm_iters"]) == est.n_iter_
     assert 0.0 in est.fit_info_["line_search_s"]      # rejections happen: the rule would have had work
+
+
+@pytest.mark.parametrize("n_prototypes", [3, 48])     # fewer and more prototypes than the 16 descriptor dimensions
+def test_w_step_norm_from_the_prototypes_basis_is_the_svd_norm(n_prototypes):
+    rng = np.random.default_rng(n_prototypes)
+    labels = np.concatenate([np.arange(7), rng.integers(0, 7, 30)])
+    pb = Problem.build(rng.standard_normal((500, 16)).astype(np.float32), rng.standard_normal((labels.size, 16)),
+                       np.eye(7)[labels], 0.5, 0.2)
+    P = rng.standard_normal((16, n_prototypes))
+    W = solve_w(pb, P, norm_from_basis=True)
+    np.testing.assert_array_equal(W, solve_w(pb, P))                   # the same W either way
+    assert pb.spectral_norm(W) == pytest.approx(np.linalg.norm(W, 2), rel=1e-12)
+    assert lipschitz_bound(pb, W) == pytest.approx(2 * pb.scatter_curvature * (np.linalg.norm(W, 2) ** 2 + 1),
+                                                   rel=1e-12)
+
+
+def test_the_basis_norm_fits_as_the_svd_norm_does(digits_training):
+    from lfabench_plugins.aggregators.prolfa import SolverOptions
+    from lfabench_plugins.aggregators.prolfa.plugin import ProLFA
+
+    fits = {norm: ProLFA(random_state=0, solver=SolverOptions(spectral_norm=norm, max_iter=12)).fit(*digits_training)
+            for norm in ("basis", "svd")}
+    np.testing.assert_allclose(fits["basis"].objective_history_, fits["svd"].objective_history_, rtol=1e-9)
+    assert ProLFA.introduced_params["solver"]["spectral_norm"] == "svd"     # what earlier records ran
