@@ -402,8 +402,7 @@ def check_searcher(aggregator_name: str, evaluator_name: str, evaluator, registr
     raise ConfigError(f"aggregator {aggregator_name!r} is a searcher: it indexes the database and scores each query "
                       f"itself, with no vector per image; evaluator {evaluator_name!r} cannot score it ({problem}). "
                       f"Score it with evaluator={' or evaluator='.join(able) or '(none registered)'} on a retrieval "
-                      f"dataset, or choose an aggregator that gives vectors ({', '.join(vectors[:8])}"
-                      f"{', ...' if len(vectors) > 8 else ''}; `lfabench plugins`)")
+                      f"dataset, or choose an aggregator that gives vectors: {', '.join(vectors) or 'none registered'}")
 
 
 def check_task(dataset_spec, dataset_params: dict[str, Any], evaluator_name: str, evaluator, registry) -> None:

@@ -47,7 +47,7 @@ from lfabench.sdk import COUNT, Bags, ConfigError, Interval, PluginSpec, Searche
 
 from .codebooks import cached_kmeans, training_sample
 
-#: Images added to the inverted file per call: bounds the memory of the normalised descriptors of a chunk.
+#: Images added to the inverted file per call (without idf): bounds the memory of a chunk's mapped descriptors.
 INDEX_CHUNK = 2048
 INSTALL = 'pip install "lfabench[asmk]"'
 
@@ -166,8 +166,10 @@ class ASMK(Searcher):
 
     def _index(self, bags: Bags) -> None:
         builder = self._trained.create_ivf_builder()
-        for start in range(0, bags.n_samples, INDEX_CHUNK):
-            stop = min(start + INDEX_CHUNK, bags.n_samples)
+        # the package's idf weights depend on how the images were cut into calls: with idf, one call
+        chunk = max(bags.n_samples, 1) if self.use_idf else INDEX_CHUNK
+        for start in range(0, bags.n_samples, chunk):
+            stop = min(start + chunk, bags.n_samples)
             lo, hi = int(bags.offsets[start]), int(bags.offsets[stop])
             if hi == lo:
                 continue
