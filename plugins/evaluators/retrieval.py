@@ -36,6 +36,12 @@ float32 vectors fit ``memory_budget_gb`` and IVF-PQ beyond, the choice and the a
 recall@k against exact search recorded under ``split.search``; positives past the shortlist count as
 never found.
 
+Searchers (:class:`lfabench.sdk.Searcher`, e.g. ``asmk``: no vector per image): the run indexes the database
+with the searcher; :meth:`Retrieval.evaluate_search` takes each query's row of ``searcher.search`` (``(n_db,)``
+similarities, higher first), negated, as its ranking key, and scores it with the code above (places, ties to
+the lower database index, junk, query removal, samples without descriptors, predictions); ``search="full"``
+only (``split.ranked_by = "searcher"``).
+
 Metrics (percent): ``mAP`` and ``precision@k`` (fraction of positives among the
 first k non-junk results) for each k of ``precision_at``; the per-query AP is
 recorded under ``split.per_query_ap`` (sample id -> AP in [0, 1]).
