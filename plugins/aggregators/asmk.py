@@ -29,8 +29,8 @@ package's own code (``ASMKMethod.create_ivf_builder``, ``IvfBuilder.add``, ``ASM
 codebook, FAISS at one thread (the same scores at any ``threads``).
 
 Descriptors: ``root=True`` (default) maps each descriptor to ``sign(x) sqrt(|x| / ||x||_1)``, RootSIFT
-(Arandjelović & Zisserman, CVPR 2012) for SIFT's non-negative histograms (as the match-kernel papers
-use SIFT); ``root=False`` L2-normalises them. Either way every descriptor has unit L2 norm, as the package
+(Arandjelović & Zisserman, CVPR 2012) for SIFT's non-negative histograms (the board's SIFT is plain
+OpenCV SIFT, ``root_sift=False``, so the map is applied here); ``root=False`` L2-normalises them. Either way every descriptor has unit L2 norm, as the package
 expects (its descriptors are L2-normalised); a zero descriptor stays zero.
 
 Scores: ``search(bags)`` gives ``(t, n_db)`` float32 ``K(X_q, Y_i)`` (higher: more similar); a database image
