@@ -19,6 +19,11 @@ array of global vectors:
 * an aggregator whose output dimensions are made of training descriptors (prototypes) may say
   which, with ``prototype_support() -> PrototypeSupport``: the run keeps it (``prototypes.npz``)
   and ``lfabench explain`` shows the image patches behind each dimension.
+
+A :class:`Searcher` is the other kind of aggregator plugin: a method that is not one vector per image (a
+match kernel such as ASMK) fits the same way, then indexes a database (``index(bags)``) and scores queries
+against it itself (``search(bags) -> (t, n_db)`` similarities); a protocol that can score it does so with
+the same metric code as vectors (``Evaluator.evaluate_search``).
 """
 
 from __future__ import annotations
@@ -34,8 +39,8 @@ from .estimator import Estimator, not_fitted
 if TYPE_CHECKING:  # scipy.sparse costs a third of a second at start-up; only annotations name it here
     import scipy.sparse as sp
 
-__all__ = ["Aggregator", "FitDataError", "PrototypeSupport", "UndefinedCriterionError", "annotated_class_sizes",
-           "check_labels", "describe_class_sizes", "unlabelled_mask"]
+__all__ = ["Aggregator", "FitDataError", "PrototypeSupport", "Searcher", "SearcherError", "UndefinedCriterionError",
+           "annotated_class_sizes", "check_labels", "describe_class_sizes", "is_searcher", "unlabelled_mask"]
 
 
 class FitDataError(ValueError):
@@ -161,6 +166,106 @@ class Aggregator(Estimator):
 
     def _transform(self, bags: Bags) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
+
+
+class SearcherError(TypeError):
+    """A :class:`Searcher` asked for what only a vector aggregator gives (``transform``): it has no vector per
+    image; the message says what to call instead."""
+
+
+class Searcher(Aggregator):
+    """Base class for methods that index a database and search it themselves (no vector per image).
+
+    A match kernel compares two images through their sets of local descriptors (ASMK: Tolias, Avrithis and
+    Jégou, ICCV 2013), so it cannot hand the protocol one vector per image to rank by a distance. It follows
+    the aggregator contract for everything but the vectors:
+
+    * ``fit(bags, y=None) -> self``: as :meth:`Aggregator.fit` (a codebook, ...), on the protocol's fit samples;
+    * ``index(bags) -> self``: the database, ``n_db`` samples of the fitted dimension (a sample without
+      descriptors is indexed as matching nothing); a second call replaces the index;
+    * ``search(bags) -> ndarray (t, n_db)`` float32: the similarity of each query sample to each indexed
+      sample, in index order, **higher is more similar**; finite; a query without descriptors scores 0
+      against every database sample (:meth:`search` never hands it to ``_search``);
+    * ``transform`` raises :class:`SearcherError`.
+
+    Subclasses implement ``_fit(bags, y)``, ``_index(bags)`` and ``_search(bags) -> (t, n_db)``. The protocol
+    ranks each query's database by its row (ties to the lower database index), so a searcher whose scores are
+    ``-||q - x||^2`` of some vectors scores exactly as those vectors do under the Euclidean ranking.
+    ``record_info()`` is read after the database is indexed, so index statistics may go in ``fit_info_``.
+    """
+
+    #: This aggregator is a searcher (:func:`is_searcher`): a run indexes the database with it instead of
+    #: transforming samples, and only an evaluator that scores searchers takes it.
+    searches: bool = True
+    independent_rows = False
+
+    def fit(self, bags, y=None):
+        """As :meth:`Aggregator.fit`; a database indexed before is dropped (index again after a fit)."""
+        self.__dict__.pop("n_indexed_", None)
+        return super().fit(bags, y)
+
+    def index(self, bags) -> "Searcher":
+        """Index the database ``bags`` (``n_db`` samples): the columns of every later :meth:`search`."""
+        not_fitted(self, "n_features_in_")
+        bags = self._check_dim(as_bags(bags), "index")
+        self._index(bags)
+        self.n_indexed_ = bags.n_samples
+        return self
+
+    def search(self, bags) -> np.ndarray:
+        """``(t, n_db)`` float32 similarities of the ``t`` query samples of ``bags`` to the indexed database
+        (higher: more similar); rows of queries without descriptors are zeros."""
+        not_fitted(self, "n_features_in_")
+        if not hasattr(self, "n_indexed_"):
+            from sklearn.exceptions import NotFittedError
+
+            raise NotFittedError(f"This {type(self).__name__} instance has no database indexed yet. Call 'index' "
+                                 f"with the database's bags before 'search'.")
+        bags = self._check_dim(as_bags(bags), "search")
+        out = np.zeros((bags.n_samples, self.n_indexed_), dtype=np.float32)
+        filled = np.flatnonzero(bags.counts > 0)
+        if filled.size:
+            part = bags if filled.size == bags.n_samples else bags.subset(filled)
+            scores = np.asarray(self._search(part))
+            if scores.shape != (filled.size, self.n_indexed_):
+                raise RuntimeError(f"{type(self).__name__}._search returned shape {scores.shape} for "
+                                   f"{filled.size} queries against {self.n_indexed_} indexed samples")
+            if not np.issubdtype(scores.dtype, np.number) or not np.isfinite(scores).all():
+                raise RuntimeError(f"{type(self).__name__}._search returned a non-finite or non-numeric score")
+            out[filled] = scores
+        if not np.isfinite(out).all():  # a finite float64 beyond float32's range
+            raise RuntimeError(f"{type(self).__name__}._search returned a score beyond float32's range")
+        return out
+
+    def transform(self, bags) -> np.ndarray:
+        raise SearcherError(f"{type(self).__name__} is a searcher: it gives no vector per image; index the database "
+                            f"with index(bags), then score queries with search(bags)")
+
+    def fit_transform(self, bags, y=None) -> np.ndarray:
+        raise SearcherError(f"{type(self).__name__} is a searcher: it gives no vector per image; fit(bags, y), "
+                            f"then index(bags) and search(bags)")
+
+    def _check_dim(self, bags: Bags, step: str) -> Bags:
+        if bags.dim != self.n_features_in_:
+            raise ValueError(f"{type(self).__name__}.{step}: descriptors have dimension {bags.dim}, the searcher was "
+                             f"fitted on dimension {self.n_features_in_}")
+        return bags
+
+    def _transform(self, bags: Bags) -> np.ndarray:  # pragma: no cover - transform never calls it
+        raise SearcherError(f"{type(self).__name__} is a searcher: it gives no vector per image")
+
+    # Subclasses override these two (and _fit).
+    def _index(self, bags: Bags) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _search(self, bags: Bags) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+def is_searcher(aggregator) -> bool:
+    """Whether ``aggregator`` indexes a database and searches it itself (:class:`Searcher`'s ``searches``)
+    rather than giving one vector per image."""
+    return getattr(aggregator, "searches", False) is True
 
 
 def unlabelled_mask(y) -> np.ndarray:

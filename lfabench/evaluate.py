@@ -126,3 +126,25 @@ class Evaluator(Estimator):
         An evaluator may also set ``split.predictions`` (see :class:`Split`) so that its metrics can be
         recomputed from the record alone."""
         raise NotImplementedError
+
+    # ---------------------------------------------------------------- searchers
+    #: The protocol can score a searcher (:class:`lfabench.aggregate.Searcher`: a method that indexes a
+    #: database and searches it itself): it implements :meth:`database_rows` and :meth:`evaluate_search`.
+    #: False (the default): it scores one vector per image only, and a run refuses a searcher at its config stage.
+    scores_searchers: bool = False
+
+    def searcher_problem(self) -> str | None:
+        """Why this protocol, as configured, cannot score a searcher; None when it can. The default: a protocol
+        that does not declare :attr:`scores_searchers` scores vectors only."""
+        return None if self.scores_searchers else "it scores one vector per image only"
+
+    def database_rows(self, dataset: Dataset, split: Split, n_rows: int) -> np.ndarray:
+        """``(n_db,)`` int64: the rows of the scored bags (``prepare_bags``' output, ``n_rows`` samples) that a
+        searcher indexes, in the order of the columns of its scores."""
+        raise NotImplementedError
+
+    def evaluate_search(self, searcher, bags, dataset: Dataset, split: Split) -> dict[str, float]:
+        """Score ``searcher``, fitted and holding the database ``bags.subset(database_rows(...))`` indexed,
+        querying it with the protocol's query rows of ``bags``; the same metrics and ``split.predictions`` as
+        :meth:`evaluate` gives for vectors."""
+        raise NotImplementedError

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .aggregate import is_searcher
 from .annotation import check_fit_labels, fit_samples, reads_labels
 from .checks import check_features, check_metrics
 from .fingerprint import array_digest, bags_fingerprint, fitted_fingerprint
@@ -43,9 +44,12 @@ def _params(cfg: dict, kind: str) -> dict[str, Any]:
 
 
 def _build(spec, params: dict[str, Any], kind: str):
-    """The plugin instance; a constructor that refuses its parameters is a :class:`ConfigError` naming the plugin."""
+    """The plugin instance; a constructor that refuses its parameters, or needs an optional extra that is not
+    installed (an ImportError), is a :class:`ConfigError` naming the plugin."""
     try:
         return spec.factory(**params)
+    except ImportError as exc:  # an optional extra that is not installed: the plugin's message says which
+        raise ConfigError(f"{kind} {spec.name!r} cannot be built here: {exc}") from exc
     except (ValueError, TypeError) as exc:
         raise ConfigError(f"{kind} {spec.name!r} refused its parameters: {exc}") from exc
 
@@ -239,6 +243,9 @@ def _run_stages(rec: RunRecorder, cfg: dict[str, Any], raw_seed, observe=None) -
                                              for k in ("descriptor", "evaluator", "aggregator"))
         rec.data["ignored_params"] = ignored_params(aggregator, evaluator, _params(cfg, "evaluator"))
         check_task(specs["dataset"], _params(cfg, "dataset"), specs["evaluator"].name, evaluator, registry)
+        searches = is_searcher(aggregator)
+        if searches:
+            check_searcher(specs["aggregator"].name, specs["evaluator"].name, evaluator, registry)
     with rec.stage("dataset"):
         try:
             dataset = specs["dataset"].factory(**_params(cfg, "dataset"))
@@ -285,16 +292,26 @@ def _run_stages(rec: RunRecorder, cfg: dict[str, Any], raw_seed, observe=None) -
     if support is not None:  # what `lfabench explain` shows, kept beside the record (untimed, small)
         rec.data["prototypes"] = save_prototypes(rec.run_dir, support, fit_bags, fit.indices)
     del fit_bags
-    with rec.stage("transform"):
+    with rec.stage("transform"):  # a searcher: the database indexed (its aggregation), no vectors
         scored = evaluator.prepare_bags(bags, dataset, split)
-        features = check_features(scored_features(aggregator, scored, bags, fit.indices, fit_features),
-                                  specs["aggregator"].name, scored.ids)
+        if searches:
+            index_database(aggregator, evaluator, scored, dataset, split)
+        else:
+            features = check_features(scored_features(aggregator, scored, bags, fit.indices, fit_features),
+                                      specs["aggregator"].name, scored.ids)
+            rec.data["output_dim"] = int(features.shape[1])
         del fit_features
         split.empty_rows = scored.counts == 0  # protocols keep samples without descriptors from matching
-        rec.data["output_dim"] = int(features.shape[1])
-    rec.data["fingerprints"]["features"] = array_digest(features)
+    if searches:  # what it scores with: its fitted arrays and its index (the plugin's ``name_`` attributes)
+        rec.data["fingerprints"]["features"] = fitted_fingerprint(aggregator)
+        if callable(getattr(aggregator, "record_info", None)):  # index statistics join the fit's
+            rec.data["fit_info"] = aggregator.record_info()
+    else:
+        rec.data["fingerprints"]["features"] = array_digest(features)
     with rec.stage("evaluate"):
-        metrics = check_metrics(evaluator.evaluate(features, dataset, split), evaluator, specs["evaluator"].name)
+        result = (evaluator.evaluate_search(aggregator, scored, dataset, split) if searches else
+                  evaluator.evaluate(features, dataset, split))
+        metrics = check_metrics(result, evaluator, specs["evaluator"].name)
         rec.data["split"].update(split.info)  # evaluators may add per-query results (e.g. AP)
     rec.store_predictions(getattr(split, "predictions", None))  # untimed; None for evaluators that give none
     return metrics
@@ -347,6 +364,45 @@ def _begins_with(scored, bags) -> bool:
     n, N = bags.n_samples, bags.n_descriptors
     return (scored.n_samples >= n and scored.dim == bags.dim and np.array_equal(scored.offsets[:n + 1], bags.offsets)
             and np.array_equal(scored.descriptors[:N], bags.descriptors))
+
+
+def index_database(searcher, evaluator, scored, dataset, split) -> None:
+    """Index the database rows of ``scored`` (``evaluator.database_rows``) with ``searcher``: a view of the bags
+    when the rows are one consecutive run (every retrieval database of the built-in datasets), no copy."""
+    rows = np.asarray(evaluator.database_rows(dataset, split, scored.n_samples), dtype=np.int64)
+    if rows.ndim != 1 or (rows.size and (rows.min() < 0 or rows.max() >= scored.n_samples)):
+        raise RuntimeError(f"{type(evaluator).__name__}.database_rows gave rows outside the {scored.n_samples} "
+                           f"scored samples")
+    searcher.index(_row_run(scored, rows))
+
+
+def _row_run(bags, rows: np.ndarray):
+    """``bags.subset(rows)``, as views of ``bags``' arrays when ``rows`` is one run of consecutive samples."""
+    if not rows.size or not np.array_equal(rows, np.arange(rows[0], rows[0] + rows.size)):
+        return bags.subset(rows)
+    a, b = int(rows[0]), int(rows[-1]) + 1
+    lo, hi = int(bags.offsets[a]), int(bags.offsets[b])
+    if a == 0 and b == bags.n_samples:
+        return bags
+    return type(bags)(bags.descriptors[lo:hi], bags.offsets[a:b + 1] - lo,
+                      keypoints=None if bags.keypoints is None else bags.keypoints[lo:hi], ids=bags.ids[a:b],
+                      keypoint_fields=bags.keypoint_fields if bags.keypoints is not None else None, validate=False)
+
+
+def check_searcher(aggregator_name: str, evaluator_name: str, evaluator, registry) -> None:
+    """A :class:`ConfigError` when the evaluator, as configured, cannot score a searcher (an aggregator that
+    indexes the database and searches it itself: :class:`lfabench.aggregate.Searcher`), naming the evaluators
+    that can and the way out; decided at the config stage, before any work."""
+    problem = evaluator.searcher_problem() if callable(getattr(evaluator, "searcher_problem", None)) else \
+        "it scores one vector per image only"
+    if problem is None:
+        return
+    able = sorted(s.name for s in registry.specs("evaluator") if getattr(s.factory, "scores_searchers", False) is True)
+    vectors = sorted(s.name for s in registry.specs("aggregator") if not is_searcher(s.factory))
+    raise ConfigError(f"aggregator {aggregator_name!r} is a searcher: it indexes the database and scores each query "
+                      f"itself, with no vector per image; evaluator {evaluator_name!r} cannot score it ({problem}). "
+                      f"Score it with evaluator={' or evaluator='.join(able) or '(none registered)'} on a retrieval "
+                      f"dataset, or choose an aggregator that gives vectors: {', '.join(vectors) or 'none registered'}")
 
 
 def check_task(dataset_spec, dataset_params: dict[str, Any], evaluator_name: str, evaluator, registry) -> None:

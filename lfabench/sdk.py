@@ -10,6 +10,7 @@ What each group is for:
 * declaring a plugin: :data:`hookimpl`, :class:`PluginSpec`, :class:`DatasetProtocol`,
   :func:`default_params`, :class:`Resource` (a download a dataset declares);
 * the contracts a plugin implements: :class:`Aggregator` (with :class:`PrototypeSupport`,
+  :class:`Searcher` for a method that indexes a database and searches it itself, :func:`is_searcher`,
   :class:`FitDataError`, :class:`UndefinedCriterionError` and the label helpers), :class:`Descriptor`
   (with :class:`DescriptorDataError`, :func:`as_float32`), :class:`Evaluator` + :class:`Split`,
   :class:`Dataset` + :class:`RetrievalGroundTruth`, and the data model :class:`Bags`;
@@ -27,10 +28,13 @@ from .aggregate import (
     Aggregator,
     FitDataError,
     PrototypeSupport,
+    Searcher,
+    SearcherError,
     UndefinedCriterionError,
     annotated_class_sizes,
     check_labels,
     describe_class_sizes,
+    is_searcher,
 )
 from .bags import KEYPOINT_FIELDS, Bags, descriptor_dtype_problem
 from .dataroot import dataset_root, missing_error, registered_as
@@ -53,10 +57,10 @@ __all__ = [
     "COUNT", "COUNT_OR_ZERO", "KEYPOINT_FIELDS", "LABELLED_UNITS", "NON_NEGATIVE", "POSITIVE",
     "Aggregator", "Bags", "ConfigError", "Dataset", "DatasetProtocol", "Descriptor", "DescriptorDataError",
     "Evaluator", "FitDataError", "Interval", "LazyModule", "PluginSpec", "PrototypeSupport", "Resource",
-    "RetrievalGroundTruth", "Split", "StrOptions", "UndefinedCriterionError",
+    "RetrievalGroundTruth", "Searcher", "SearcherError", "Split", "StrOptions", "UndefinedCriterionError",
     "annotated_class_sizes", "array_fingerprint", "as_float32", "bags_fingerprint", "cacheable_seed", "cached_fit",
     "check_labels", "dataset_root", "default_params", "describe_class_sizes", "descriptor_dtype_problem",
-    "file_digest", "hookimpl", "imap_in_order", "labelled_classes", "labelled_subset", "map_row_blocks",
+    "file_digest", "hookimpl", "imap_in_order", "is_searcher", "labelled_classes", "labelled_subset", "map_row_blocks",
     "missing_error", "not_fitted",
     "partial_labels", "registered_as", "serial_blas", "stratified_split", "to_uint8",
 ]

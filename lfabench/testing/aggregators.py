@@ -161,16 +161,123 @@ ALL_CHECKS = (check_fit_returns_self, check_output_shape_and_dtype, check_finite
               check_prototype_support)
 
 
+# ------------------------------------------------------------------ searchers
+def _indexed(est, bags, y):
+    """A clone fitted on ``bags`` and holding them indexed."""
+    return _fit(est, bags, y).index(bags)
+
+
+def check_search_shape_and_dtype(est, bags, y):
+    """``search`` gives ``(t, n_db)`` float32, one column per indexed sample."""
+    S = _indexed(est, bags, y).search(bags[:5])
+    assert isinstance(S, np.ndarray) and S.dtype == np.float32, f"search must return float32, got {type(S)}"
+    assert S.shape == (5, bags.n_samples), f"search of 5 queries over {bags.n_samples} indexed gave {S.shape}"
+
+
+def check_search_finite(est, bags, y):
+    assert np.isfinite(_indexed(est, bags, y).search(bags)).all(), "search returned NaN or inf"
+
+
+def check_search_deterministic_with_random_state(est, bags, y):
+    if "random_state" not in est.get_params():
+        return
+    a = _indexed(clone(est).set_params(random_state=0), bags, y).search(bags)
+    b = _indexed(clone(est).set_params(random_state=0), bags, y).search(bags)
+    assert np.array_equal(a, b), "same random_state gave different scores"
+
+
+def check_search_query_rows_independent(est, bags, y):
+    """A query's scores do not depend on the other queries it is searched with (the protocol searches in blocks)."""
+    e = _indexed(est, bags, y)
+    full = e.search(bags)
+    idx = np.array([5, 0, 3])
+    assert np.array_equal(e.search(bags.subset(idx)), full[idx]), "a query's scores changed with its company"
+
+
+def check_search_empty_samples(est, bags, y):
+    """A query without descriptors scores 0 everywhere; a database sample without descriptors is indexed (a
+    column) and the others' scores stay finite."""
+    e = _indexed(est, bags, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EmptySampleWarning)
+        empty = Bags(np.empty((0, bags.dim), bags.dtype), [0, 0])
+        mixed = Bags.concatenate([bags[:2], empty, bags[2:4]])
+    S = e.search(mixed)
+    assert S.shape == (5, bags.n_samples) and not S[2].any(), "an empty query must score 0 against every sample"
+    assert np.array_equal(S[[0, 1, 3, 4]], e.search(bags[:4])), "an empty query changed the other queries' scores"
+    e.index(mixed)
+    S = e.search(bags[:3])
+    assert S.shape == (3, 5) and np.isfinite(S).all(), "a database with an empty sample gave non-finite scores"
+
+
+def check_search_fit_with_empty_sample(est, bags, y):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EmptySampleWarning)
+        arrays = list(bags)
+        arrays[1] = np.empty((0, bags.dim), bags.dtype)
+        holed = Bags.from_list(arrays)
+    S = _indexed(est, holed, y).search(holed)
+    assert np.isfinite(S).all(), "fitting and indexing with an empty sample gave non-finite scores"
+
+
+def check_search_before_index_raises(est, bags, y):
+    for e in (clone(est), _fit(est, bags, y)):
+        try:
+            e.search(bags)
+        except NotFittedError:
+            continue
+        raise AssertionError("search before fit and index must raise sklearn's NotFittedError")
+
+
+def check_searcher_gives_no_vectors(est, bags, y):
+    """``transform`` of a searcher says what to call instead (a run never calls it)."""
+    from ..aggregate import SearcherError
+
+    try:
+        _fit(est, bags, y).transform(bags)
+    except SearcherError:
+        return
+    raise AssertionError("a searcher's transform must raise SearcherError")
+
+
+def check_search_dimension_mismatch_raises(est, bags, y):
+    e = _indexed(est, bags, y)
+    other = Bags(np.ones((4, bags.dim + 1), bags.dtype), [0, 2, 4])
+    for step in (e.search, e.index):
+        try:
+            step(other)
+        except ValueError:
+            continue
+        raise AssertionError(f"{step.__name__} on descriptors of another dimension must raise ValueError")
+
+
+def check_search_record_info_json(est, bags, y):
+    """What the run record stores (``record_info``, read after indexing) is JSON."""
+    e = _indexed(est, bags, y)
+    assert_json(e.record_info() if callable(getattr(e, "record_info", None)) else {}, "record_info()")
+
+
+SEARCHER_CHECKS = (check_fit_returns_self, check_search_shape_and_dtype, check_search_finite,
+                   check_search_deterministic_with_random_state, check_search_query_rows_independent,
+                   check_search_empty_samples, check_search_fit_with_empty_sample, check_search_before_index_raises,
+                   check_searcher_gives_no_vectors, check_search_dimension_mismatch_raises, check_params_roundtrip,
+                   check_search_record_info_json)
+
+
 def aggregator_checks(estimator, bags: Bags | None = None, y=None, skip=(), select=None,
                       expected_failures=None) -> list[Case]:
-    """The checks bound to ``estimator`` and data, as zero-argument callables named after the check.
+    """The checks bound to ``estimator`` and data, as zero-argument callables named after the check; a searcher
+    (:class:`lfabench.aggregate.Searcher`) gets the searcher battery (fit, index, search) instead of the vector one.
 
     ``select``/``skip``: check names to keep/drop; ``expected_failures``: ``{check name: reason}``.
     """
+    from ..aggregate import is_searcher
+
     if bags is None:
         bags, y_default = make_check_bags()
         y = y_default if y is None else y
-    return bind("aggregator", ALL_CHECKS, (estimator, bags, y), select, skip, expected_failures)
+    checks = SEARCHER_CHECKS if is_searcher(estimator) else ALL_CHECKS
+    return bind("aggregator", checks, (estimator, bags, y), select, skip, expected_failures)
 
 
 def check_aggregator(estimator, bags: Bags | None = None, y=None, skip=()) -> None:

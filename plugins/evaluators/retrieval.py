@@ -36,6 +36,12 @@ float32 vectors fit ``memory_budget_gb`` and IVF-PQ beyond, the choice and the a
 recall@k against exact search recorded under ``split.search``; positives past the shortlist count as
 never found.
 
+Searchers (:class:`lfabench.sdk.Searcher`, e.g. ``asmk``: no vector per image): the run indexes the database
+with the searcher; :meth:`Retrieval.evaluate_search` takes each query's row of ``searcher.search`` (``(n_db,)``
+similarities, higher first), negated, as its ranking key, and scores it with the code above (places, ties to
+the lower database index, junk, query removal, samples without descriptors, predictions); ``search="full"``
+only (``split.ranked_by = "searcher"``).
+
 Metrics (percent): ``mAP`` and ``precision@k`` (fraction of positives among the
 first k non-junk results) for each k of ``precision_at``; the per-query AP is
 recorded under ``split.per_query_ap`` (sample id -> AP in [0, 1]).
@@ -262,17 +268,59 @@ class Retrieval(Evaluator):
 
     # --------------------------------------------------------------- evaluate
     def evaluate(self, features: np.ndarray, dataset: Dataset, split: Split) -> dict[str, float]:
-        gt = dataset.ground_truth
         db = self._database(dataset)
         rows = self._query_rows(dataset, features.shape[0])
         empty = split.empty_mask(features.shape[0])
-        row_of = _database_rows(db, dataset)
         full = self.search == "full"
         if full:  # one block of distance rows at a time: never the whole (queries, database) matrix
             blocks = ranking_key_blocks(_rows(features, db), features[rows], self.metric, self.p, self.covariance)
-            last = np.flatnonzero(empty[db])                    # database rows without descriptors: ranked last
         else:
             blocks = [self._shortlists(features, db, rows, empty, split, seed=split.seed)]
+        return self._score(blocks, full, dataset, split, db, rows, empty)
+
+    # ---------------------------------------------------------------- searchers
+    scores_searchers = True
+
+    def searcher_problem(self) -> str | None:
+        """None for ``search="full"``: a searcher's score rows rank the whole database as distance rows do;
+        the large-database searches shortlist vectors with FAISS, which a searcher does not give."""
+        if self.search != "full":
+            return (f"search={self.search!r} shortlists vectors with FAISS, and a searcher ranks the whole database "
+                    f"itself: drop +evaluator.params.search (search=full)")
+        return None
+
+    def database_rows(self, dataset: Dataset, split: Split, n_rows: int) -> np.ndarray:
+        """The database's samples, in database order: the columns of a searcher's scores (``n_rows``: the
+        dataset's samples followed by the query crops of :meth:`prepare_bags`)."""
+        self._query_rows(dataset, n_rows)  # checks n_rows
+        return self._database(dataset)
+
+    def evaluate_search(self, searcher, bags: Bags, dataset: Dataset, split: Split) -> dict[str, float]:
+        """:meth:`evaluate` for a searcher holding the database indexed (:meth:`database_rows` of ``bags``): each
+        query's row of ``searcher.search`` (higher: more similar), negated, is its ranking key; the same places,
+        tie rule, junk, query removal, empty-sample rules, metrics and predictions as for vectors."""
+        problem = self.searcher_problem()
+        if problem is not None:
+            raise ValueError(f"retrieval: cannot score a searcher: {problem}")
+        db = self._database(dataset)
+        rows = self._query_rows(dataset, bags.n_samples)
+        empty = split.empty_mask(bags.n_samples)
+        indexed = getattr(searcher, "n_indexed_", None)
+        if indexed != db.size:
+            raise ValueError(f"retrieval: the searcher has {indexed} database samples indexed, the database of "
+                             f"{dataset.name!r} has {db.size}")
+        split.info["ranked_by"] = "searcher"
+        return self._score(_search_key_blocks(searcher, bags, rows), True, dataset, split, db, rows, empty)
+
+    # ------------------------------------------------------------------ scoring
+    def _score(self, blocks, full: bool, dataset: Dataset, split: Split, db: np.ndarray, rows: np.ndarray,
+               empty: np.ndarray) -> dict[str, float]:
+        """The metrics of each query's ranking; ``blocks`` yield one row per query, in query order: its
+        ``(n_db,)`` float32 keys (``full``: smaller first, ties to the lower database row) or its shortlist of
+        database rows. Sets ``split.predictions`` and the per-query results of ``split.info``."""
+        gt = dataset.ground_truth
+        row_of = _database_rows(db, dataset)
+        last = np.flatnonzero(empty[db]) if full else None  # database rows without descriptors: ranked last
         ks, k_max = self._ks, max(self._ks, default=0)
         aps, precisions = [], {k: [] for k in ks}
         heads, pos_places, junk_places = [], [], []  # what the record's predictions keep of each ranking
@@ -321,6 +369,14 @@ class Retrieval(Evaluator):
                         for q in range(gt.queries.size)]
             metrics.update(_revisited_metrics(rankings, gt, ks, split))
         return metrics
+
+
+def _search_key_blocks(searcher, bags: Bags, rows: np.ndarray, chunk: int = 256):
+    """The ranking keys of a searcher's scores: ``(<= chunk, n_db)`` float32 blocks in query order, each row the
+    negated similarities of the query of ``rows`` (its row of ``bags``) to the indexed database."""
+    for start in range(0, rows.size, chunk):
+        scores = np.asarray(searcher.search(bags.subset(rows[start:start + chunk])), dtype=np.float32)
+        yield -scores
 
 
 def _database_rows(db: np.ndarray, dataset: Dataset) -> np.ndarray:
