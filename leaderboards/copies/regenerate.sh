@@ -12,7 +12,7 @@
 # 0-5. Every method of the paper's search table: the unsupervised ones and the supervised baselines at their
 # plugin defaults, ProLFA and Semi-ProLFA with d̄ = 2048, 20 % of each group annotated, rounded up (the paper's
 # search setting: one image of each group here; a fully supervised method learns from the annotated images
-# only), plus gamma-democratic and FV+NN. A second row for ProLFA, Semi-ProLFA, DBoWs and LC-KSVD2 annotates
+# only), plus gamma-democratic, FV+NN and ASMK (a searcher). A second row for ProLFA, Semi-ProLFA, DBoWs and LC-KSVD2 annotates
 # whole groups instead (20 % of the groups, every image of each: labelled_unit=class), the rule under which
 # DBoWs' criterion is defined. A run whose criterion is undefined for its annotation ends before extraction
 # with a failed record naming it; the board shows it as not applicable. A stand-in built from real
@@ -64,6 +64,10 @@ for desc in $DESCRIPTORS; do
     stage "$desc: prolfa_d2048 semi_prolfa_d2048 dbows lcksvd2, whole groups annotated"
     $LFABENCH run -m "descriptor=$desc" aggregator=prolfa_d2048,semi_prolfa_d2048,dbows,lcksvd2 \
         +evaluator.params.labelled_unit=class "${common[@]}" "${run[@]}"
+    # Beyond the paper: ASMK*, a match kernel that indexes the database and searches it itself (a searcher;
+    # pip install -e ".[asmk]").
+    stage "$desc: asmk"
+    $LFABENCH run -m "descriptor=$desc" aggregator=asmk "${common[@]}" "${run[@]}"
 done
 
 stage "sweep done"
