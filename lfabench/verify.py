@@ -47,14 +47,17 @@ import tempfile
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterable
 
 from .boardfiles import BoardFileError, confined, inside, load_npz
 from .evaluation.prediction_shapes import byte_budget, check_declared
 from .evaluation.predictions import predictions_fingerprint, recompute_metrics
 from .leaderboard import build_leaderboard
 from .leaderboard.manifest import manifest_path, read_manifest
+from .plugin import KINDS
 from .provenance import missing_provenance
 from .recordset import find_records
+from .registry import get_plugin
 from .verify_world import WorldCheck
 from .record import DIFF_FILE, RESULT_FILE, VERIFIABLE_SCHEMA, content_digest, file_sha256, read_record
 
@@ -280,8 +283,36 @@ def _links_out(board_dir: Path, folder: Path) -> list[Path]:
     return sorted(out)
 
 
-def check_rebuild(board_dir: Path, name: str, manifest: dict, report: Report) -> None:
-    """Check 6: rebuild into a temporary copy of the board's layout and compare every output, byte for byte."""
+def plugins_missing_here(records: Iterable[dict]) -> list[str]:
+    """``"kind 'name'"`` for each plugin the records' settings name that this environment has not registered.
+
+    A board's row labels (a parameter is shown where it is not the plugin's declared default) and its claim and
+    rank sections (which methods are fully supervised, which way a metric is better) read the installed plugins,
+    so without one of them a rebuild from the same records writes other files.
+    """
+    named = set()
+    for rec in records:
+        config = rec.get("setting") or rec.get("config") or {}
+        for kind in KINDS:
+            spec = config.get(kind) if isinstance(config, dict) else None
+            if isinstance(spec, dict) and isinstance(spec.get("name"), str):
+                named.add((kind, spec["name"]))
+    missing = []
+    for kind, plugin in sorted(named):
+        try:
+            get_plugin(kind, plugin)
+        except LookupError:
+            missing.append(f"{kind} {plugin!r}")
+    return missing
+
+
+def check_rebuild(board_dir: Path, name: str, manifest: dict, report: Report,
+                  records: Iterable[dict] = ()) -> None:
+    """Check 6: rebuild into a temporary copy of the board's layout and compare every output, byte for byte.
+
+    Where the rebuild differs and ``records`` name plugins this environment lacks, one more finding names them:
+    the difference may be theirs, not the board's (:func:`plugins_missing_here`).
+    """
     mpath = manifest_path(board_dir, name)
     root = _build_root(board_dir, manifest.get("board", "")) if isinstance(manifest.get("board"), str) else None
     records_dir = board_dir / "records"
@@ -317,13 +348,22 @@ def check_rebuild(board_dir: Path, name: str, manifest: dict, report: Report) ->
             report.add(board_dir / missing, "file", "listed in the board but not written by a rebuild")
         for extra in sorted(rebuilt - set(listed)):
             report.add(board_dir / extra, "file", "a rebuild writes it but the board lacks it")
+        differs = False
         for fname in sorted(rebuilt & set(listed)):
             ours, theirs = board_dir / fname, rebuilt_dir / fname
             if not ours.is_file():
                 report.add(ours, "file", "missing")
             elif _comparable(ours) != _comparable(theirs):
+                differs = True
                 report.add(ours, _first_difference(ours, theirs), "differs from what a rebuild from the records "
                            "writes")
+    missing = plugins_missing_here(records) if differs else []
+    if missing:
+        report.add(board_dir, "plugins", f"the records name {', '.join(missing)}, not installed here: a board's "
+                   "labels (parameters shown where not the plugin's default) and its claims read the installed "
+                   "plugins, so the rebuild above may differ for that reason alone; install the package that "
+                   "registers them (for lfabench's own optional plugins, `pip install -e '.[EXTRA]'` again, which "
+                   "also refreshes the entry points) and verify again")
 
 
 #: What a rebuild cannot write again: the static page's build stamp, the time it was generated and the lfabench
@@ -397,7 +437,7 @@ def _verify_board(board_dir: Path, report: Report, allow_old_format: bool, rebui
         report.add(board_dir, "board", "no <name>-outputs.txt: not a board built by lfabench leaderboard")
     for name in names:
         try:
-            _verify_board_files(board_dir, name, digests, report, allow_old_format, rebuild)
+            _verify_board_files(board_dir, name, digests, report, allow_old_format, rebuild, checked.values())
         except BoardFileError as exc:
             report.add(board_dir, name, str(exc))
         except Exception as exc:  # noqa: BLE001 -- the next board of the folder is still checked
@@ -405,7 +445,7 @@ def _verify_board(board_dir: Path, report: Report, allow_old_format: bool, rebui
 
 
 def _verify_board_files(board_dir: Path, name: str, digests: dict, report: Report, allow_old_format: bool,
-                        rebuild: bool) -> None:
+                        rebuild: bool, records: Iterable[dict] = ()) -> None:
     """Checks 5 and 6 for board ``name``: its manifest against the records' digests, and the rebuild."""
     for own in (board_dir / f"{name}-outputs.txt", manifest_path(board_dir, name)):
         confined(board_dir, own, "board file")
@@ -428,7 +468,7 @@ def _verify_board_files(board_dir: Path, name: str, digests: dict, report: Repor
         if listed[rel] != digests[rel]:
             report.add(board_dir / rel, "digest", f"not the digest {mpath.name} lists for it")
     if rebuild:
-        check_rebuild(board_dir, name, manifest, report)
+        check_rebuild(board_dir, name, manifest, report, records)
 
 
 __all__ = ["Finding", "Report", "FoundBoards", "verify_board", "discover_boards", "check_record_files", "RESULT_FILE"]

@@ -287,3 +287,40 @@ def test_revisited_metrics_recompute_and_a_changed_prediction_or_metric_is_named
     assert [str(f) for f in report.failures] == [
         f"FAIL: {path}: metrics.mP@1_easy: recorded {rec['metrics']['mP@1_easy']!r}, the predictions give "
         f"{recorded!r}"]
+
+
+def test_a_rebuild_without_a_plugin_the_records_name_says_which_to_install(tmp_path, monkeypatch):
+    """Labels show a parameter where it is not the installed plugin's default: a verifier without the plugin
+    rebuilds other labels, and is told which plugin is missing instead of only that the files differ."""
+    from lfabench.recordset import frame
+    from lfabench.registry import PluginRegistry, UnknownPluginError
+
+    for seed in (0, 1):  # `normalize: l1` is BoW's default: a label shows it only where that is unknown
+        params = {"n_clusters": 8, "normalize": "l1", "random_state": seed}
+        cfg = dict(_cfg(seed, 8), aggregator={"name": "bow", "params": params})
+        setting = dict(cfg, aggregator={"name": "bow", "params": dict(params, random_state="${seed}")})
+        run_benchmark(cfg, tmp_path / "sweep" / f"s{seed}", setting=setting)
+    board = tmp_path / "boards" / "demo"
+    publish_records([tmp_path / "sweep"], board, allow_unclean=True)
+    assert _lfabench(["leaderboard", "boards/demo/records", "--out", "boards/demo", "--name", "demo"], tmp_path)[0] == 0
+    assert _failures(board) == []
+
+    original = PluginRegistry.get_spec
+
+    def without_bow(self, kind, name):
+        if (kind, name) == ("aggregator", "bow"):
+            raise UnknownPluginError(f"unknown {kind} plugin {name!r}")
+        return original(self, kind, name)
+
+    frame._default_values.cache_clear()
+    monkeypatch.setattr(PluginRegistry, "get_spec", without_bow)
+    try:
+        fails = _failures(board)
+    finally:
+        monkeypatch.undo()
+        frame._default_values.cache_clear()
+    assert any("demo.md" in f and "differs from what a rebuild" in f for f in fails), fails
+    named = [f for f in fails if "not installed here" in f]
+    assert len(named) == 1 and "aggregator 'bow'" in named[0] and "install" in named[0], fails
+    # with the plugin back, the same board verifies and no plugin is named
+    assert _failures(board) == []
