@@ -96,8 +96,15 @@ def gmm_posteriors(X: np.ndarray, weights: np.ndarray, means: np.ndarray, varian
     return log_p
 
 
+#: How :func:`fisher_encode` sums the zeroth-order statistics ``S0_k = sum_i q_ik``: ``gemm`` (in the statistics'
+#: GEMM, a column of ones beside ``[X, X^2]``: each sample's sum is its own, whatever samples share its padded
+#: batch) or ``pairwise`` (numpy's pairwise sum over the zero-padded batch axis, what FV records made before ran;
+#: its grouping, so its last bits, depends on the batch's widest sample).
+OCCUPANCY_SUMS = ("gemm", "pairwise")
+
+
 def fisher_encode(bags: Bags, X: np.ndarray, weights: np.ndarray, means: np.ndarray, variances: np.ndarray,
-                  chunk_descriptors: int = 65_536) -> np.ndarray:
+                  chunk_descriptors: int = 65_536, occupancy_sum: str = "gemm") -> np.ndarray:
     """Raw (un-normalised) FV ``(m, 2*K*d)`` float64 of every sample; ``X`` is the (projected) ``(N, d)`` descriptors.
 
     With posteriors ``q_ik``, ``n`` descriptors in the sample and the zeroth, first and second order statistics
@@ -107,10 +114,14 @@ def fisher_encode(bags: Bags, X: np.ndarray, weights: np.ndarray, means: np.ndar
         U_k = (S1_k - S0_k mu_k) / (sigma_k n sqrt(w_k))
         V_k = ((S2_k - 2 mu_k S1_k + S0_k mu_k^2) / sigma_k^2 - S0_k) / (n sqrt(2 w_k))
 
-    ``S1`` and ``S2`` of all samples of a padded batch are one stacked GEMM, ``Q_s^T [X_s, X_s^2]``
-    (``(K, n) x (n, 2d)`` per sample; padding rows are zero): ``4 N K d`` operations in all, no loop over
-    samples or components. Descriptors are taken ``chunk_descriptors`` at a time (whole samples).
+    ``S1`` and ``S2`` (and ``S0``, :data:`OCCUPANCY_SUMS`) of all samples of a padded batch are one stacked GEMM,
+    ``Q_s^T [X_s, X_s^2, 1]`` (``(K, n) x (n, 2d + 1)`` per sample; padding rows are zero, and adding their zero
+    products leaves every sum's bits as they are): ``4 N K d`` operations in all, no loop over samples or
+    components. Descriptors are taken ``chunk_descriptors`` at a time (whole samples).
     """
+    if occupancy_sum not in OCCUPANCY_SUMS:
+        raise ValueError(f"fisher_encode: occupancy_sum must be one of {', '.join(OCCUPANCY_SUMS)}, "
+                         f"got {occupancy_sum!r}")
     X = np.asarray(X, dtype=np.float64)
     K, d = means.shape
     m = bags.n_samples
@@ -126,12 +137,14 @@ def fisher_encode(bags: Bags, X: np.ndarray, weights: np.ndarray, means: np.ndar
             Xc = X[lo:hi]
             Q = gmm_posteriors(Xc, weights, means, variances)
             part = Bags(Xc, off[start:stop + 1] - lo, validate=False, copy=False)
-            values = np.concatenate([Q, Xc, Xc * Xc], axis=1)
+            ones = [np.ones((Xc.shape[0], 1))] if occupancy_sum == "gemm" else []
+            values = np.concatenate([Q, Xc, Xc * Xc, *ones], axis=1)
             for idx, Vp, _ in padded_batches(part, max_cells=4096, values=values):
                 # contiguous operands, so that the stacked matmul is one BLAS GEMM per sample
                 Qt = np.ascontiguousarray(Vp[:, :, :K].transpose(0, 2, 1))          # (B, K, n)
-                S0[start + idx] = Qt.sum(axis=2)
-                S12[start + idx] = np.matmul(Qt, np.ascontiguousarray(Vp[:, :, K:]))
+                S = np.matmul(Qt, np.ascontiguousarray(Vp[:, :, K:]))
+                S12[start + idx] = S[:, :, :2 * d]
+                S0[start + idx] = S[:, :, 2 * d] if occupancy_sum == "gemm" else Qt.sum(axis=2)
         start = stop
     S1, S2 = S12[:, :, :d], S12[:, :, d:]
     n = np.maximum(bags.counts, 1).astype(np.float64)[:, None, None]
@@ -169,6 +182,11 @@ class FisherVector(Aggregator):
         ``GaussianMixture`` in float64 (what FV records made before the float32 EM existed ran; the fitted
         GMMs differ in their last digits, so the features do). ``fit_info`` records the iterations run
         (``gmm_n_iter``) and the final mean log-likelihood (``gmm_lower_bound``).
+    occupancy_sum : {"gemm", "pairwise"}
+        How each image's zeroth-order statistics are summed (:data:`OCCUPANCY_SUMS`): ``"gemm"`` gives every
+        image the same row whatever images it is transformed with (``independent_rows``, so a run aggregates
+        each image once); ``"pairwise"`` is what FV records made before ran (the same vectors up to rounding,
+        other last bits, which depend on the images batched together).
     cache : bool or str
         Cache PCA + GMM keyed on the training sample and parameters (False/True/folder).
     random_state : int or None
@@ -176,14 +194,16 @@ class FisherVector(Aggregator):
 
     #: Parameters added after records were written, with the value that reproduces a record that does not name
     #: them (``lfabench reproduce``): records made before the float32 EM ran scikit-learn's.
-    introduced_params = {"em": "sklearn"}
+    #: Records made before the occupancy sums moved into the GEMM summed them pairwise.
+    introduced_params = {"em": "sklearn", "occupancy_sum": "pairwise"}
 
     fit_size_params = ("n_components",)  # more components than training descriptors: refused before fitting
 
     def __init__(self, n_components: int = 64, pca_components: int | None = 64, power: float = 0.5,
                  l2: bool = True, max_training_descriptors: int = 100_000, gmm_iter: int = 100,
                  kmeans_iter: int = 20, em: Literal["float32", "sklearn"] = "float32",
-                 cache: bool | str = False, random_state=None):
+                 occupancy_sum: Literal["gemm", "pairwise"] = "gemm", cache: bool | str = False,
+                 random_state=None):
         self.n_components = n_components
         self.pca_components = pca_components
         self.power = power
@@ -192,6 +212,7 @@ class FisherVector(Aggregator):
         self.gmm_iter = gmm_iter
         self.kmeans_iter = kmeans_iter
         self.em = em
+        self.occupancy_sum = occupancy_sum
         self.cache = cache
         self.random_state = random_state
 
@@ -240,8 +261,14 @@ class FisherVector(Aggregator):
         """``(N, d')`` descriptors in the PCA space the GMM lives in."""
         return (np.asarray(X, dtype=np.float64) - self.pca_mean_) @ self.pca_components_.T
 
+    @property
+    def independent_rows(self) -> bool:
+        """Each image's row is its own with the occupancy sums in the GEMM (:data:`OCCUPANCY_SUMS`)."""
+        return self.occupancy_sum == "gemm"
+
     def _transform(self, bags: Bags) -> np.ndarray:
-        F = fisher_encode(bags, self.project(bags.descriptors), self.weights_, self.means_, self.variances_)
+        F = fisher_encode(bags, self.project(bags.descriptors), self.weights_, self.means_, self.variances_,
+                          occupancy_sum=self.occupancy_sum)
         F = signed_power(F, self.power)
         if self.l2:
             F = l2_normalize(F)

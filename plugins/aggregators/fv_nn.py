@@ -67,12 +67,17 @@ class FVNN(Aggregator):
         Training epochs of each network (Adam).
     em : {"float32", "sklearn"}
         The EM of the FV layer's GMM (see the ``fv`` plugin).
+    occupancy_sum : {"gemm", "pairwise"}
+        How the FV layer sums its zeroth-order statistics (see the ``fv`` plugin): ``"gemm"`` gives every image
+        the same row whatever images it is transformed with, so the fit's training vectors are the run's
+        (``fit_transform``) and each image is aggregated once; ``"pairwise"`` is what records made before ran.
     random_state : int or None
     """
 
     #: Parameters added after records were written, with the value that reproduces a record that does not name
     #: them (``lfabench reproduce``): records made before the float32 EM ran scikit-learn's.
-    introduced_params = {"em": "sklearn"}
+    #: Records made before the FV layer's occupancy sums moved into its GEMM summed them pairwise.
+    introduced_params = {"em": "sklearn", "occupancy_sum": "pairwise"}
 
     _parameter_constraints = {"whiten_components": [COUNT], "n_estimators": [COUNT_OR_ZERO]}
 
@@ -82,7 +87,8 @@ class FVNN(Aggregator):
 
     def __init__(self, n_components: int = 64, pca_components: int | None = 64, whiten_components: int = 512,
                  hidden_layer_sizes: tuple = (512,), alpha: float = 1e-4, n_estimators: int = 4,
-                 max_iter: int = 100, em: Literal["float32", "sklearn"] = "float32", random_state=None):
+                 max_iter: int = 100, em: Literal["float32", "sklearn"] = "float32",
+                 occupancy_sum: Literal["gemm", "pairwise"] = "gemm", random_state=None):
         self.n_components = n_components
         self.pca_components = pca_components
         self.whiten_components = whiten_components
@@ -91,6 +97,7 @@ class FVNN(Aggregator):
         self.n_estimators = n_estimators
         self.max_iter = max_iter
         self.em = em
+        self.occupancy_sum = occupancy_sum
         self.random_state = random_state
 
     def _fit(self, bags: Bags, y):
@@ -106,11 +113,12 @@ class FVNN(Aggregator):
         # descriptors smaller than pca_components (e.g. 3x3 patches) are kept whole rather than refused
         pca = None if self.pca_components is None else min(int(self.pca_components), bags.dim)
         self.fisher_ = FisherVector(n_components=self.n_components, pca_components=pca, em=self.em,
-                                    random_state=seed).fit(bags)
+                                    occupancy_sum=self.occupancy_sum, random_state=seed).fit(bags)
         F = self.fisher_.transform(bags).astype(np.float64)
         n_white = int(min(self.whiten_components, F.shape[0] - 1, F.shape[1]))
         self.whitener_ = PCAWhitening(n_white).fit(F)      # scikit-learn's PCA(whiten=True), from the Gram matrix
         Fw = self.whitener_.transform(F)
+        self._fit_whitened = Fw                # fit_transform's vectors before the networks; transform never reads it
         labels = np.asarray(y)
         self.bagging_ = None
         curves = []
@@ -148,8 +156,27 @@ class FVNN(Aggregator):
         """[m, whiten_components] the unsupervised layers alone: the PCA-whitened improved FV."""
         return self.whitener_.transform(self.fisher_.transform(bags).astype(np.float64)).astype(np.float32)
 
+    @property
+    def independent_rows(self) -> bool:
+        """Each image's row is its own where its Fisher vector is (the FV layer's ``occupancy_sum``); whitening
+        and the networks are products row by row."""
+        return self.occupancy_sum == "gemm"
+
+    def fit_transform(self, bags, y=None) -> np.ndarray:
+        """``fit`` then the vectors of ``bags``: with ``occupancy_sum="gemm"`` from the whitened Fisher vectors the
+        networks learned from (the same arithmetic as :meth:`transform`), not encoded again."""
+        self._fit_whitened = None
+        self.fit(bags, y)
+        Fw, self._fit_whitened = self._fit_whitened, None
+        return self._output(Fw) if self.independent_rows else self.transform(bags)
+
     def _transform(self, bags: Bags) -> np.ndarray:
-        Fw = self.whitener_.transform(self.fisher_.transform(bags).astype(np.float64))
+        self._fit_whitened = None              # a plain fit's vectors: not needed once transforming
+        return self._output(self.whitener_.transform(self.fisher_.transform(bags).astype(np.float64)))
+
+    def _output(self, Fw: np.ndarray) -> np.ndarray:
+        """``(m, D)`` float32 vectors from the whitened Fisher vectors ``Fw``: the last hidden layers, L2-normalised
+        (``Fw`` itself without networks)."""
         if self.bagging_ is None:
             return Fw.astype(np.float32)
         return l2_normalize(self._hidden(Fw)).astype(np.float32)

@@ -76,15 +76,19 @@ def test_cli_reports_and_exits_0_when_identical(board, tmp_path):
 
 def test_a_parameter_added_since_a_record_takes_the_value_that_reproduces_it():
     """FV's records written before the float32 EM name no ``em``: their rerun runs scikit-learn's EM, as they did;
-    a record that names ``em`` keeps it, and plugins that declare nothing are left as they are."""
+    those written before the occupancy sums moved into the GEMM name no ``occupancy_sum``: their rerun sums
+    pairwise. A record that names a parameter keeps it, and plugins that declare nothing are left as they are."""
     from lfabench.reproduce import with_introduced_params
 
     old = {"aggregator": {"name": "fv", "params": {"n_components": 4}}, "descriptor": {"name": "patches", "params": {}},
            "seed": 3}
-    assert with_introduced_params(old)["aggregator"]["params"] == {"n_components": 4, "em": "sklearn"}
+    assert with_introduced_params(old)["aggregator"]["params"] == \
+        {"n_components": 4, "em": "sklearn", "occupancy_sum": "pairwise"}
     assert old["aggregator"]["params"] == {"n_components": 4}  # the record's own config is not changed
-    new = {"aggregator": {"name": "fv_nn", "params": {"em": "float32"}}}
-    assert with_introduced_params(new)["aggregator"]["params"] == {"em": "float32"}
+    float32_em = {"aggregator": {"name": "fv_nn", "params": {"em": "float32"}}}
+    assert with_introduced_params(float32_em)["aggregator"]["params"] == {"em": "float32", "occupancy_sum": "pairwise"}
+    new = {"aggregator": {"name": "fv_nn", "params": {"em": "float32", "occupancy_sum": "gemm"}}}
+    assert with_introduced_params(new)["aggregator"]["params"] == {"em": "float32", "occupancy_sum": "gemm"}
     assert with_introduced_params({"aggregator": {"name": "bow", "params": {}}}) == \
         {"aggregator": {"name": "bow", "params": {}}}
 

@@ -27,8 +27,7 @@ PATCHES = {"name": "patches", "params": {}}
 #: Aggregators whose fit aggregates the training images in batches whose last bits differ from those of the
 #: scored set's transform (zero-padded batches sized by their company): reusing them would change the
 #: record's features, so the run aggregates those images twice.
-AGGREGATED_TWICE = {"fv_nn": "fit's whitening and networks learn from the training images' Fisher vectors, in the "
-                             "fit set's padded batches"}
+AGGREGATED_TWICE: dict[str, str] = {}
 
 
 def names() -> list[str]:
