@@ -47,12 +47,26 @@ def check_deterministic_with_random_state(est, bags, y):
     np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, err_msg="same random_state gave different output")
 
 
-def check_empty_sample_transform(est, bags, y):
-    e = _fit(est, bags, y)
+def _empty_inserted(bags: Bags) -> Bags:
+    """Samples 0-1 of ``bags``, a sample without descriptors, then samples 2-3 (five samples)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", EmptySampleWarning)
         empty = Bags(np.empty((0, bags.dim), bags.dtype), [0, 0])
-        mixed = Bags.concatenate([bags[:2], empty, bags[2:4]])
+        return Bags.concatenate([bags[:2], empty, bags[2:4]])
+
+
+def _second_emptied(bags: Bags) -> Bags:
+    """``bags`` with sample 1's descriptors removed (an empty sample among the fit samples)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EmptySampleWarning)
+        arrays = list(bags)
+        arrays[1] = np.empty((0, bags.dim), bags.dtype)
+        return Bags.from_list(arrays)
+
+
+def check_empty_sample_transform(est, bags, y):
+    e = _fit(est, bags, y)
+    mixed = _empty_inserted(bags)
     X = e.transform(mixed)
     assert X.shape[0] == 5 and np.isfinite(X).all(), "an empty sample must aggregate to a finite row"
     np.testing.assert_allclose(X[[0, 1, 3, 4]], e.transform(bags[:4]), rtol=1e-4, atol=1e-5,
@@ -60,11 +74,7 @@ def check_empty_sample_transform(est, bags, y):
 
 
 def check_fit_with_empty_sample(est, bags, y):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", EmptySampleWarning)
-        arrays = list(bags)
-        arrays[1] = np.empty((0, bags.dim), bags.dtype)
-        holed = Bags.from_list(arrays)
+    holed = _second_emptied(bags)
     X = _fit(est, holed, y).transform(holed)
     assert np.isfinite(X).all(), "fitting with an empty sample gave non-finite output"
 
@@ -198,10 +208,7 @@ def check_search_empty_samples(est, bags, y):
     """A query without descriptors scores 0 everywhere; a database sample without descriptors is indexed (a
     column) and the others' scores stay finite."""
     e = _indexed(est, bags, y)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", EmptySampleWarning)
-        empty = Bags(np.empty((0, bags.dim), bags.dtype), [0, 0])
-        mixed = Bags.concatenate([bags[:2], empty, bags[2:4]])
+    mixed = _empty_inserted(bags)
     S = e.search(mixed)
     assert S.shape == (5, bags.n_samples) and not S[2].any(), "an empty query must score 0 against every sample"
     assert np.array_equal(S[[0, 1, 3, 4]], e.search(bags[:4])), "an empty query changed the other queries' scores"
@@ -211,11 +218,7 @@ def check_search_empty_samples(est, bags, y):
 
 
 def check_search_fit_with_empty_sample(est, bags, y):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", EmptySampleWarning)
-        arrays = list(bags)
-        arrays[1] = np.empty((0, bags.dim), bags.dtype)
-        holed = Bags.from_list(arrays)
+    holed = _second_emptied(bags)
     S = _indexed(est, holed, y).search(holed)
     assert np.isfinite(S).all(), "fitting and indexing with an empty sample gave non-finite scores"
 

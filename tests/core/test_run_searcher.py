@@ -10,43 +10,14 @@ import numpy as np
 import pytest
 
 from lfabench import PluginSpec, hookimpl
-from lfabench.aggregate import Aggregator, Searcher, SearcherError, is_searcher
-from lfabench.evaluation import ranking_key_blocks
+from lfabench.aggregate import SearcherError, is_searcher
 from lfabench.params import ConfigError
 from lfabench.registry import get_registry, reset_registry
 from lfabench.run import run_benchmark
 from lfabench.testing.data import make_check_retrieval_dataset
 
 from conftest import run_cli
-
-
-class MeanPool(Aggregator):
-    """Per-sample means: the vectors of the vector path."""
-
-    def __init__(self, random_state=None):
-        self.random_state = random_state
-
-    def _fit(self, bags, y):
-        self.dim_ = bags.dim
-
-    def _transform(self, bags):
-        return bags.means().astype(np.float32)
-
-
-class NegativeDistances(Searcher):
-    """``-||q - x||^2`` of the same means, by the function that ranks vectors: the same keys bit for bit."""
-
-    def __init__(self, random_state=None):
-        self.random_state = random_state
-
-    def _fit(self, bags, y):
-        self.dim_ = bags.dim
-
-    def _index(self, bags):
-        self.database_ = bags.means().astype(np.float32)
-
-    def _search(self, bags):
-        return -np.vstack(list(ranking_key_blocks(self.database_, bags.means().astype(np.float32), "euclidean")))
+from searcher_helpers import MeanPool, NegativeDistances
 
 
 class Plugins:

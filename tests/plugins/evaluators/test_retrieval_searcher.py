@@ -9,36 +9,11 @@ import pytest
 
 from lfabench.bags import Bags
 from lfabench.dataset import Dataset, RetrievalGroundTruth
-from lfabench.evaluation import ranking_key_blocks, recompute_metrics
-from lfabench.sdk import Aggregator, Searcher
+from lfabench.evaluation import recompute_metrics
+from lfabench.sdk import Searcher
 from lfabench_plugins.evaluators.retrieval import Retrieval
 
-
-class MeanPool(Aggregator):
-    """Per-sample means (zeros for an empty sample): the vectors both paths share."""
-
-    independent_rows = True
-
-    def _fit(self, bags, y):
-        self.dim_ = bags.dim
-
-    def _transform(self, bags):
-        return bags.means().astype(np.float32)
-
-
-class NegativeDistances(Searcher):
-    """Scores ``-||q - x||^2`` of the mean-pooled vectors, computed by the function that ranks vectors
-    (:func:`lfabench.evaluation.ranking_key_blocks`), so that the two paths see the same keys bit for bit."""
-
-    def _fit(self, bags, y):
-        self.dim_ = bags.dim
-
-    def _index(self, bags):
-        self.database_ = bags.means().astype(np.float32)
-
-    def _search(self, bags):
-        queries = bags.means().astype(np.float32)
-        return -np.vstack(list(ranking_key_blocks(self.database_, queries, "euclidean")))
+from searcher_helpers import MeanPool, NegativeDistances
 
 
 def _dataset(rng, exclude_query: bool, separate_queries: bool, n: int = 60, dim: int = 6) -> Dataset:
