@@ -9,7 +9,8 @@ the asv suite's ``PaperGrowth`` cases (``suite/growth.py``: nested, class-strati
 evaluator's seed-0 training split of Fifteen Scene), its fit on that subset and its transform of the test
 images, in CPU seconds of the child (the best of up to three rounds while a round takes under 10 s). The exponent of a stage is the least-squares slope of log(time) on
 log(training images): 1 is linear in the training set; a transform's exponent says how the fitted model's
-size grows with it (the test images are the same at every fraction). The table goes to
+size grows with it (the test images are the same at every fraction). An iterative fit's time is its
+iterations times their cost: the last column gives the iterations each fit reported it ran. The table goes to
 ``benchmarks/results/NAME/growth-<descriptor>.md`` (with the rows as JSON beside it) and to the terminal.
 """
 
@@ -36,6 +37,8 @@ from threadpoolctl import threadpool_limits
 from suite.aggregators import paper_aggregator
 from suite.growth import growth_data
 
+ITERATIONS = ("n_iter", "searches", "gmm_n_iter")
+
 method, descriptor, fractions = sys.argv[2], sys.argv[3], [float(f) for f in sys.argv[4].split(",")]
 rows = []
 with threadpool_limits(1):
@@ -52,8 +55,10 @@ with threadpool_limits(1):
             transform = min(transform, time.process_time() - t)
             if fit + transform > 10.0:
                 break
+        info = getattr(aggregator, "fit_info_", None) or {}
+        ran = {key: info[key] for key in ITERATIONS if isinstance(info.get(key), (int, float))}
         rows.append({"method": method, "fraction": fraction, "images": train.n_samples,
-                     "descriptors": int(train.n_descriptors), "fit_s": fit, "transform_s": transform})
+                     "descriptors": int(train.n_descriptors), "fit_s": fit, "transform_s": transform, **ran})
         print(json.dumps(rows[-1]), flush=True)
 """
 
@@ -67,18 +72,24 @@ def _shown(x: float) -> str:
     return f"{x:.2f}".replace("-0.00", "0.00")
 
 
+def _iterations(rows: list[dict]) -> str:
+    """What an iterative fit reports it ran at each fraction (``fit_info``: EM, outer iterations, searches)."""
+    keys = [k for k in ("gmm_n_iter", "n_iter", "searches") if all(k in r for r in rows)]
+    return "; ".join(f"{k} " + " / ".join(str(int(r[k])) for r in rows) for k in keys)
+
+
 def table(rows: list[dict]) -> str:
     """The Markdown table: per method, fit and transform CPU seconds at each fraction and their exponents."""
     fractions = sorted({r["fraction"] for r in rows})
     head = ["method", *(f"fit {f:.0%}" for f in fractions), "fit exponent",
-            *(f"transform {f:.0%}" for f in fractions), "transform exponent"]
+            *(f"transform {f:.0%}" for f in fractions), "transform exponent", "iterations run"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for method in dict.fromkeys(r["method"] for r in rows):
         mine = sorted((r for r in rows if r["method"] == method), key=lambda r: r["fraction"])
         sizes = [r["images"] for r in mine]
         cells = [method, *(f"{r['fit_s']:.3g} s" for r in mine), _shown(exponent(sizes, [r['fit_s'] for r in mine])),
                  *(f"{r['transform_s']:.3g} s" for r in mine),
-                 _shown(exponent(sizes, [r['transform_s'] for r in mine]))]
+                 _shown(exponent(sizes, [r['transform_s'] for r in mine])), _iterations(mine)]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

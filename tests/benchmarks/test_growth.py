@@ -40,7 +40,10 @@ def test_the_exponent_is_the_power_of_a_power_law_and_the_table_shows_it():
     rows = [{"method": "m", "fraction": f, "images": n, "fit_s": 0.01 * n, "transform_s": 0.5}
             for f, n in zip(FRACTIONS, sizes)]
     line = table(rows).split("\n")[-1]
-    assert line == "| m | 9 s | 18 s | 36 s | 1.00 | 0.5 s | 0.5 s | 0.5 s | 0.00 |"
+    assert line == "| m | 9 s | 18 s | 36 s | 1.00 | 0.5 s | 0.5 s | 0.5 s | 0.00 |  |"
+    for r, n in zip(rows, (40, 31, 35)):
+        r.update(n_iter=n, searches=n // 8)
+    assert table(rows).split("\n")[-1].endswith("| n_iter 40 / 31 / 35; searches 5 / 3 / 4 |")
 
 
 def test_every_paper_method_has_a_case_at_every_fraction():
