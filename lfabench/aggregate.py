@@ -89,7 +89,8 @@ class Aggregator(Estimator):
     #: with, and ``fit_transform`` gives the fit samples those rows: a run then takes the fit samples' vectors from
     #: ``fit_transform`` and transforms only the others. False (the default) for a method whose samples share
     #: arithmetic in a batch (zero-padded batches, a sum split at a block boundary), whose last bits depend on
-    #: the company: a run then transforms every scored sample in one call after ``fit``.
+    #: the company: a run then transforms every scored sample in one call after ``fit``. A property where a
+    #: parameter decides it (FV's ``occupancy_sum``); a run reads it from the configured instance.
     independent_rows: bool = False
 
     def fit(self, bags, y=None):
