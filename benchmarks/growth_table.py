@@ -30,14 +30,16 @@ sys.path.insert(0, str(HERE))
 from suite.cases import PAPER_AGGREGATORS  # noqa: E402
 from suite.growth import FRACTIONS  # noqa: E402
 
+#: What an iterative fit reports it ran (``fit_info``): EM iterations, outer iterations, exact searches.
+ITERATIONS = ("gmm_n_iter", "n_iter", "searches")
+
 CHILD = r"""
 import json, sys, time
 sys.path.insert(0, sys.argv[1])
 from threadpoolctl import threadpool_limits
 from suite.aggregators import paper_aggregator
+from growth_table import ITERATIONS
 from suite.growth import growth_data
-
-ITERATIONS = ("n_iter", "searches", "gmm_n_iter")
 
 method, descriptor, fractions = sys.argv[2], sys.argv[3], [float(f) for f in sys.argv[4].split(",")]
 rows = []
@@ -74,7 +76,7 @@ def _shown(x: float) -> str:
 
 def _iterations(rows: list[dict]) -> str:
     """What an iterative fit reports it ran at each fraction (``fit_info``: EM, outer iterations, searches)."""
-    keys = [k for k in ("gmm_n_iter", "n_iter", "searches") if all(k in r for r in rows)]
+    keys = [k for k in ITERATIONS if all(k in r for r in rows)]
     return "; ".join(f"{k} " + " / ".join(str(int(r[k])) for r in rows) for k in keys)
 
 

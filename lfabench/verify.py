@@ -54,12 +54,11 @@ from .evaluation.prediction_shapes import byte_budget, check_declared
 from .evaluation.predictions import predictions_fingerprint, recompute_metrics
 from .leaderboard import build_leaderboard
 from .leaderboard.manifest import manifest_path, read_manifest
-from .plugin import KINDS
 from .provenance import missing_provenance
 from .recordset import find_records
 from .registry import get_plugin
 from .verify_world import WorldCheck
-from .record import DIFF_FILE, RESULT_FILE, VERIFIABLE_SCHEMA, content_digest, file_sha256, read_record
+from .record import DIFF_FILE, RESULT_FILE, VERIFIABLE_SCHEMA, content_digest, file_sha256, plugin_setting, read_record
 
 #: Relative tolerance of a recomputed metric: the evaluators' own arithmetic, so equal to the last bits;
 #: a JSON round trip of a float is exact, the margin only absorbs another summation order of the mean.
@@ -292,9 +291,8 @@ def plugins_missing_here(records: Iterable[dict]) -> list[str]:
     """
     named = set()
     for rec in records:
-        config = rec.get("setting") or rec.get("config") or {}
-        for kind in KINDS:
-            spec = config.get(kind) if isinstance(config, dict) else None
+        config = rec.get("setting") or rec.get("config")
+        for kind, spec in (plugin_setting(config) if isinstance(config, dict) else {}).items():
             if isinstance(spec, dict) and isinstance(spec.get("name"), str):
                 named.add((kind, spec["name"]))
     missing = []
