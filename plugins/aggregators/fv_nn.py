@@ -154,7 +154,11 @@ class FVNN(Aggregator):
 
     def initial_transform(self, bags: Bags) -> np.ndarray:
         """[m, whiten_components] the unsupervised layers alone: the PCA-whitened improved FV."""
-        return self.whitener_.transform(self.fisher_.transform(bags).astype(np.float64)).astype(np.float32)
+        return self._whitened(bags).astype(np.float32)
+
+    def _whitened(self, bags: Bags) -> np.ndarray:
+        """``(m, whiten_components)`` float64: the PCA-whitened improved FV of every sample."""
+        return self.whitener_.transform(self.fisher_.transform(bags).astype(np.float64))
 
     @property
     def independent_rows(self) -> bool:
@@ -172,7 +176,7 @@ class FVNN(Aggregator):
 
     def _transform(self, bags: Bags) -> np.ndarray:
         self._fit_whitened = None              # a plain fit's vectors: not needed once transforming
-        return self._output(self.whitener_.transform(self.fisher_.transform(bags).astype(np.float64)))
+        return self._output(self._whitened(bags))
 
     def _output(self, Fw: np.ndarray) -> np.ndarray:
         """``(m, D)`` float32 vectors from the whitened Fisher vectors ``Fw``: the last hidden layers, L2-normalised

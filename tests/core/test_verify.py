@@ -49,11 +49,17 @@ def _cfg(seed, n_clusters):
 def board(tmp_path_factory):
     """A board published from four real runs (two settings, two seeds), built as `lfabench leaderboard` does."""
     root = tmp_path_factory.mktemp("verify")
-    for seed in (0, 1):
-        for k in (8, 16):
-            cfg = _cfg(seed, k)
-            setting = dict(cfg, aggregator={"name": "bow", "params": {"n_clusters": k, "random_state": "${seed}"}})
-            run_benchmark(cfg, root / "sweep" / "g" / f"k{k}_s{seed}", setting=setting)
+    return _published(root, [({"n_clusters": k}, seed, f"g/k{k}_s{seed}") for seed in (0, 1) for k in (8, 16)])
+
+
+def _published(root, runs):
+    """``root/boards/demo``: a board published from BoW runs ``(params, seed, run folder)``, each recorded with
+    ``random_state: ${seed}`` in its setting, built as `lfabench leaderboard` does."""
+    for params, seed, folder in runs:
+        cfg = dict(_cfg(seed, params["n_clusters"]),
+                   aggregator={"name": "bow", "params": dict(params, random_state=seed)})
+        setting = dict(cfg, aggregator={"name": "bow", "params": dict(params, random_state="${seed}")})
+        run_benchmark(cfg, root / "sweep" / folder, setting=setting)
     board = root / "boards" / "demo"
     # the test tree is a working copy: its records may be dirty, published here only with the override
     publish_records([root / "sweep"], board, allow_unclean=True)
@@ -295,14 +301,8 @@ def test_a_rebuild_without_a_plugin_the_records_name_says_which_to_install(tmp_p
     from lfabench.recordset import frame
     from lfabench.registry import PluginRegistry, UnknownPluginError
 
-    for seed in (0, 1):  # `normalize: l1` is BoW's default: a label shows it only where that is unknown
-        params = {"n_clusters": 8, "normalize": "l1", "random_state": seed}
-        cfg = dict(_cfg(seed, 8), aggregator={"name": "bow", "params": params})
-        setting = dict(cfg, aggregator={"name": "bow", "params": dict(params, random_state="${seed}")})
-        run_benchmark(cfg, tmp_path / "sweep" / f"s{seed}", setting=setting)
-    board = tmp_path / "boards" / "demo"
-    publish_records([tmp_path / "sweep"], board, allow_unclean=True)
-    assert _lfabench(["leaderboard", "boards/demo/records", "--out", "boards/demo", "--name", "demo"], tmp_path)[0] == 0
+    # `normalize: l1` is BoW's default: a label shows it only where that is unknown
+    board = _published(tmp_path, [({"n_clusters": 8, "normalize": "l1"}, seed, f"s{seed}") for seed in (0, 1)])
     assert _failures(board) == []
 
     original = PluginRegistry.get_spec
