@@ -47,7 +47,7 @@ import numpy as np
 
 from lfabench.sdk import COUNT_OR_ZERO, NON_NEGATIVE, POSITIVE, Aggregator, Bags, PluginSpec, hookimpl
 
-from .softbow import SoftHistograms, nearest_distance_scale, softmax_rows
+from .softbow import SoftHistograms, encode_histograms, nearest_distance_scale, softmax_rows
 from .supervised import class_indicator, codebook_start, lbfgs
 
 
@@ -143,8 +143,7 @@ class T1(Aggregator):
         return self._encode(bags, self.weights_, self.bias_)
 
     def _encode(self, bags: Bags, W: np.ndarray, b: np.ndarray) -> np.ndarray:
-        hist = SoftHistograms(self.standardizer_.transform(bags.descriptors), bags.offsets)
-        return hist.forward("linear", (W, b), keep=False).astype(np.float32)
+        return encode_histograms(bags.descriptors, bags.offsets, self.standardizer_.transform, "linear", (W, b))
 
 
 @hookimpl

@@ -12,7 +12,7 @@ from lfabench.bags import Bags
 from lfabench.testing.determinism import thread_env
 from lfabench_plugins.aggregators.dbows import dbows_objective, lda_trace_ratio
 from lfabench_plugins.aggregators.eobow import entropy_and_grad, eobow_objective
-from lfabench_plugins.aggregators.softbow import SoftHistograms, codebook_gradient, image_blocks
+from lfabench_plugins.aggregators.softbow import SoftHistograms, codebook_gradient, encode_histograms, image_blocks
 from lfabench_plugins.aggregators.t1 import t1_loss_and_grad, unpack
 
 KINDS = ["linear", "sqeuclidean", "euclidean"]
@@ -128,6 +128,30 @@ def test_float64_forward_and_backward_match_the_reference(kind, block_rows):
         want = ref_distance_histograms_grad(X, V, P, U, ref_distances(X, V, kind), 2.0, kind, dS)
         got = codebook_gradient(V, colsum, MtX, 2.0, kind)
         np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("kind", ["linear", "sqeuclidean"])
+@pytest.mark.parametrize("chunk_rows", [1, 3_000, 5_000, 10 ** 6])
+def test_encode_histograms_in_chunks_equals_the_whole_set_bit_for_bit(kind, chunk_rows):
+    rng = np.random.default_rng(7)
+    # several BLOCK_ROWS blocks, empty images at both ends and inside, one image bigger than a block
+    counts = np.concatenate([[0], rng.integers(0, 300, size=40), [2_500, 0], rng.integers(0, 300, size=20), [0]])
+    offsets = np.concatenate([[0], np.cumsum(counts)])
+    X = (50.0 * rng.random((offsets[-1], 8))).astype(np.float32)
+    mean, scale = X.mean(0, dtype=np.float64), 37.0
+    prepare = lambda block: (np.asarray(block, dtype=np.float64) - mean) / scale  # noqa: E731
+    params = (rng.normal(size=(6, 8)), rng.normal(size=6)) if kind == "linear" else (rng.normal(size=(6, 8)), 2.0)
+    whole = SoftHistograms(prepare(X), offsets).forward(kind, params, keep=False).astype(np.float32)
+    got = encode_histograms(X, offsets, prepare, kind, params, chunk_rows=chunk_rows)
+    assert got.dtype == np.float32 and got.shape == (len(counts), 6)
+    assert np.array_equal(got, whole)
+    assert not got[counts == 0].any() and np.allclose(got[counts > 0].sum(1), 1.0, rtol=1e-5)
+
+
+def test_encode_histograms_of_no_images_has_the_parameters_width():
+    got = encode_histograms(np.zeros((0, 3), np.float32), np.array([0]), lambda b: b, "linear",
+                            (np.ones((4, 3)), np.zeros(4)))
+    assert got.shape == (0, 4)
 
 
 def objectives(X, offsets, V, Y, P, rng, dtype):
