@@ -20,6 +20,7 @@ from .aggregate import is_searcher
 from .annotation import check_fit_labels, fit_samples, reads_labels
 from .checks import check_features, check_metrics
 from .fingerprint import array_digest, bags_fingerprint, fitted_fingerprint
+from .heap import release_free_heap
 from .images import DEFAULT_MAX_IMAGE_PIXELS
 from .isolation import (ISOLATION_MODES, RunInterrupted, RunProcessDied, RunTimeLimitExceeded, call_in_child,
                         signals_interrupt_run, time_limit)
@@ -136,6 +137,8 @@ def _run_here(cfg: dict[str, Any], run_dir: Path | str, setting: dict[str, Any] 
         except OSError as write_error:  # the run's own error goes on; where its record went is said first
             print(f"lfabench run: {_unsaved(rec, write_error)}", file=sys.stderr, flush=True)
         raise
+    finally:
+        release_free_heap()  # the next run of a sweep in this process starts without this one's freed heap
     try:
         rec.finish_ok(metrics)
     except OSError as write_error:  # disk full...: the metrics are not lost
@@ -271,6 +274,7 @@ def _run_stages(rec: RunRecorder, cfg: dict[str, Any], raw_seed, observe=None) -
                                    "empty_samples": int(bags.empty_samples().size)}
         if callable(getattr(descriptor, "record_info", None)):  # cap rule, cache hit/miss (additive)
             rec.data["descriptors"].update(descriptor.record_info())
+        release_free_heap()  # an extraction's freed arrays would stay resident through every later stage
     rec.data["fingerprints"]["descriptors"] = bags_fingerprint(bags)  # untimed: where a rerun first differs
     observe("descriptors", bags)
     with rec.stage("split"):

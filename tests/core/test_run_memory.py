@@ -57,8 +57,11 @@ def _cfg(aggregator: str, **params):
 @pytest.mark.skipif(current_rss_mb() is None, reason="needs /proc to sample resident memory")
 def test_a_memory_hungry_run_does_not_inflate_the_next_runs_peak(registry, tmp_path):
     hog = run_benchmark(_cfg("hog"), tmp_path / "hog")
-    assert hog["peak_rss_mb_by_stage"]["fit"] >= hog["rss_at_start_mb"] + HOG_MIB * 0.9
-    assert hog["peak_rss_mb"] >= hog["rss_at_start_mb"] + HOG_MIB * 0.9
+    # measured from the split stage's peak, not the run's start: after the descriptors stage the run gives back
+    # free heap that earlier work in this process left resident (lfabench.heap), so it may start higher
+    before_fit = hog["peak_rss_mb_by_stage"]["split"]
+    assert hog["peak_rss_mb_by_stage"]["fit"] >= before_fit + HOG_MIB * 0.9
+    assert hog["peak_rss_mb"] >= before_fit + HOG_MIB * 0.9
     bow = run_benchmark(_cfg("bow", n_clusters=4), tmp_path / "bow")
     # the hog's block was freed (numpy returns a block this large to the system): bow's peak is far below it
     assert bow["peak_rss_mb"] < hog["peak_rss_mb"] - HOG_MIB / 2
