@@ -18,11 +18,6 @@ import tempfile
 import warnings
 
 
-def rss_mb() -> float:
-    with open("/proc/self/statm") as fh:
-        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2 ** 20
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("root")
@@ -31,6 +26,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     os.environ["LFABENCH_CACHE"] = tempfile.mkdtemp(prefix="lfabench-run-memory-")
     import lfabench.run as run_module
+    from lfabench.record import current_rss_mb
 
     if args.keep_free_heap:
         run_module.release_free_heap = lambda: False
@@ -38,7 +34,7 @@ def main(argv=None) -> int:
            "descriptor": {"name": args.descriptor, "params": {}},
            "aggregator": {"name": "bow", "params": {"n_clusters": 16, "random_state": 0}},
            "evaluator": {"name": "knn", "params": {"k": 1}}, "seed": 0}
-    print(f"before: {rss_mb():.0f} MB resident", flush=True)
+    print(f"before: {current_rss_mb():.0f} MB resident", flush=True)
     for i in range(2):
         with tempfile.TemporaryDirectory() as run_dir, warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -46,7 +42,7 @@ def main(argv=None) -> int:
         extracted = rec["descriptors"].get("extraction", {}).get("chunks_computed", 0) > 0
         print(f"run {i} ({rec['descriptors']['n_descriptors']:,} descriptors, "
               f"{'extracted' if extracted else 'from the cache'}): peak {rec['peak_rss_mb']:.0f} MB, "
-              f"{rss_mb():.0f} MB resident after it", flush=True)
+              f"{current_rss_mb():.0f} MB resident after it", flush=True)
     return 0
 
 

@@ -13,9 +13,7 @@ from lfabench.run import run_benchmark
 FRAGMENTED_HEAP = """
 import numpy as np
 from lfabench.heap import release_free_heap
-
-def rss_mb():
-    return int(open("/proc/self/statm").read().split()[1]) * 4096 / 2 ** 20
+from lfabench.record import current_rss_mb
 
 # 3,000 arrays of 100 KB: under glibc's smallest mmap threshold (128 KB), so on the heap; a small buffer kept
 # after each (over pymalloc's 512 bytes: malloc's) leaves 300 MB free inside the heap once they are freed
@@ -23,11 +21,11 @@ parts, pins = [], []
 for _ in range(3_000):
     parts.append(np.ones(12_800))
     pins.append(bytearray(1024))
-before = rss_mb()
+before = current_rss_mb()
 del parts
-freed = rss_mb()
+freed = current_rss_mb()
 assert release_free_heap()
-print(before, freed, rss_mb())
+print(before, freed, current_rss_mb())
 """
 
 
