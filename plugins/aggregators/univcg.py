@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 from tqdm.auto import tqdm
 
-from lfabench.sdk import COUNT, NON_NEGATIVE, Aggregator, Bags, PluginSpec, hookimpl
+from lfabench.sdk import COUNT, NON_NEGATIVE, Aggregator, Bags, PluginSpec, hookimpl, imap_in_order
 
 from .supervised import Standardizer, class_indicator, per_image_sample
 
@@ -187,18 +187,17 @@ class UniVCG(Aggregator):
         ``TRANSFORM_CELLS`` (one image at least), so memory stays bounded at any output width.
 
         Each image's rate sums its descriptors' rows within each ``chunk`` of the descriptor array and then
-        adds the chunks' sums in order: the same float64 sums whatever the blocks are.
+        adds the chunks' sums in order: the same float64 sums whatever the blocks are. The blocks are fixed by
+        the data, so under a run's ``threads`` they are computed side by side
+        (:func:`lfabench.threads.imap_in_order`) with the bits of one thread.
         """
         P = bags.pooling_matrix(mean=True, dtype=np.float64).tocsr()
         width = self.bits_.shape[0]
         out = np.zeros((bags.n_samples, width), dtype=np.float32)
-        offsets, rows_cap = bags.offsets, max(1, self.TRANSFORM_CELLS // max(width, 1))
-        first = 0
-        while first < bags.n_samples:
-            # the images [first, last) whose descriptors fit rows_cap (at least one image)
-            last = max(first + 1, int(np.searchsorted(offsets, offsets[first] + rows_cap, side="right")) - 1)
-            last = min(last, bags.n_samples)
-            lo, hi = int(offsets[first]), int(offsets[last])
+
+        def rates(images: tuple[int, int]) -> np.ndarray:
+            first, last = images
+            lo, hi = int(bags.offsets[first]), int(bags.offsets[last])
             block = np.zeros((last - first, width))
             for start in range(lo - lo % chunk, hi, chunk):
                 a, b = max(start, lo), min(start + chunk, hi)
@@ -206,9 +205,23 @@ class UniVCG(Aggregator):
                     continue
                 fires = (self._augment(bags.descriptors[a:b]) @ self.bits_.T > 0).astype(np.float64)
                 block += np.asarray(P[first:last, a:b] @ fires)
+            return block
+
+        blocks = self._image_blocks(bags.offsets, max(1, self.TRANSFORM_CELLS // max(width, 1)))
+        for (first, last), block in zip(blocks, imap_in_order(rates, blocks)):
             out[first:last] = block
-            first = last
         return out
+
+    @staticmethod
+    def _image_blocks(offsets: np.ndarray, rows_cap: int) -> list[tuple[int, int]]:
+        """Consecutive image ranges ``[first, last)`` whose descriptors fit ``rows_cap`` rows (one image at least)."""
+        n_samples, blocks, first = len(offsets) - 1, [], 0
+        while first < n_samples:
+            last = max(first + 1, int(np.searchsorted(offsets, offsets[first] + rows_cap, side="right")) - 1)
+            last = min(last, n_samples)
+            blocks.append((first, last))
+            first = last
+        return blocks
 
 
 @hookimpl

@@ -1,5 +1,5 @@
-"""Under ``threads=2`` the GMM's EM passes, the triangulation embedding's batches and the nearest-centre search run
-on two worker threads and give the bits of ``threads=1`` (fixed pieces, summed in their order)."""
+"""Under ``threads=2`` the GMM's EM passes, the triangulation embedding's batches, UniVCG's image blocks and the
+nearest-centre search run on two worker threads and give the bits of ``threads=1`` (fixed pieces, summed in their order)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 
 from lfabench.bags import Bags
 from lfabench.threads import fixed_threads
-from lfabench_plugins.aggregators import codebooks, gmm, temb
+from lfabench_plugins.aggregators import codebooks, gmm, temb, univcg
 from lfabench_plugins.aggregators.gmm import BLOCK_ROWS, fit_diag_gmm_em
 from lfabench_plugins.aggregators.temb import TriangulationEmbedding
 
@@ -90,6 +90,33 @@ def test_triangulation_embedding_with_two_threads_is_bit_identical_and_runs_on_t
         monkeypatch.undo()
         assert len(meeting.workers()) == (0 if threads == 1 else 2), meeting.seen
     assert features[1].tobytes() == features[2].tobytes()
+
+
+def test_univcg_transform_with_two_threads_is_bit_identical_and_runs_on_two_threads(monkeypatch):
+    rng = np.random.default_rng(3)
+    counts = rng.integers(0, 40, size=90)                      # empty images among them
+    bags = Bags(rng.normal(size=(int(counts.sum()), 6)).astype(np.float32),
+                np.concatenate([[0], np.cumsum(counts)]))
+    y = np.arange(90) % 3
+    agg = univcg.UniVCG(n_rounds=4, random_state=0).fit(bags, y)
+    width = agg.bits_.shape[0]
+    monkeypatch.setattr(univcg.UniVCG, "TRANSFORM_CELLS", 50 * width)   # blocks of at most 50 rows: dozens
+    features = {}
+    for threads in (1, 2):
+        meeting = Meeting(pair=threads == 2)
+        augment = univcg.UniVCG._augment
+        monkeypatch.setattr(univcg.UniVCG, "_augment", lambda self, X: meeting() or augment(self, X))
+        with fixed_threads(threads):
+            features[threads] = agg._transform(bags, chunk=37)        # chunks that cut images and blocks
+        monkeypatch.setattr(univcg.UniVCG, "_augment", augment)
+        assert len(meeting.workers()) == (0 if threads == 1 else 2), meeting.seen
+    assert len(univcg.UniVCG._image_blocks(bags.offsets, 50)) > 10
+    assert features[1].tobytes() == features[2].tobytes()
+    Xa = np.hstack([agg.standardizer_.transform(bags.descriptors), np.ones((bags.n_descriptors, 1))])
+    fires = Xa @ agg.bits_.T > 0
+    want = np.stack([fires[a:b].mean(0) if b > a else np.zeros(width)
+                     for a, b in zip(bags.offsets[:-1], bags.offsets[1:])])
+    np.testing.assert_allclose(features[2], want, atol=1e-6)
 
 
 def test_nearest_centres_with_two_threads_search_two_row_ranges(monkeypatch):
