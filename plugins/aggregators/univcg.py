@@ -170,12 +170,17 @@ class UniVCG(Aggregator):
         rates = np.empty((m, C))
         flat = moments.reshape(m, p * p)
         ridge = reg + 1e-10 * np.eye(p)
-        for lo in range(0, C, self.C_BLOCK):
-            cols = slice(lo, min(lo + self.C_BLOCK, C))
+
+        def block(cols: slice) -> tuple[np.ndarray, np.ndarray]:
             A = (W[:, cols].T @ flat).reshape(-1, p, p) + ridge
             rhs = means.T @ (W[:, cols] * Z[:, cols])                                    # [p, block]
-            bits[cols] = np.linalg.solve(A, rhs.T[:, :, None])[:, :, 0]
-            rates[:, cols] = np.asarray(P @ (Xa @ bits[cols].T > 0).astype(np.float64))
+            a = np.linalg.solve(A, rhs.T[:, :, None])[:, :, 0]
+            return a, np.asarray(P @ (Xa @ a.T > 0).astype(np.float64))
+
+        # the class blocks are fixed (C_BLOCK), so a run's threads compute them side by side with the bits of one
+        blocks = [slice(lo, min(lo + self.C_BLOCK, C)) for lo in range(0, C, self.C_BLOCK)]
+        for cols, (a, f) in zip(blocks, imap_in_order(block, blocks)):
+            bits[cols], rates[:, cols] = a, f
         return bits, rates
 
     def _augment(self, X: np.ndarray) -> np.ndarray:

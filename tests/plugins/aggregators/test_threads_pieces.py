@@ -92,26 +92,52 @@ def test_triangulation_embedding_with_two_threads_is_bit_identical_and_runs_on_t
     assert features[1].tobytes() == features[2].tobytes()
 
 
-def test_univcg_transform_with_two_threads_is_bit_identical_and_runs_on_two_threads(monkeypatch):
+def test_univcg_fit_and_transform_with_two_threads_are_bit_identical_and_run_on_two_threads(monkeypatch):
     rng = np.random.default_rng(3)
     counts = rng.integers(0, 40, size=90)                      # empty images among them
     bags = Bags(rng.normal(size=(int(counts.sum()), 6)).astype(np.float32),
                 np.concatenate([[0], np.cumsum(counts)]))
     y = np.arange(90) % 3
-    agg = univcg.UniVCG(n_rounds=4, random_state=0).fit(bags, y)
-    width = agg.bits_.shape[0]
-    monkeypatch.setattr(univcg.UniVCG, "TRANSFORM_CELLS", 50 * width)   # blocks of at most 50 rows: dozens
-    features = {}
+    monkeypatch.setattr(univcg.UniVCG, "C_BLOCK", 1)           # a round's three classes: three blocks
+    fitted, features, fit_workers, transform_workers = {}, {}, {}, {}
     for threads in (1, 2):
-        meeting = Meeting(pair=threads == 2)
+        agg = univcg.UniVCG(n_rounds=4, random_state=0)
+        width = 3 * 4
+        monkeypatch.setattr(univcg.UniVCG, "TRANSFORM_CELLS", 50 * width)   # blocks of at most 50 rows: dozens
+        solving, augmenting = Meeting(pair=threads == 2), Meeting(pair=threads == 2)
+
+        class Linalg:                                          # univcg's np.linalg, whose solve (once a block) meets
+            def __getattr__(self, name):
+                return getattr(np.linalg, name)
+
+            @staticmethod
+            def solve(*args, **kwargs):
+                solving()
+                return np.linalg.solve(*args, **kwargs)
+
+        class Numpy:
+            linalg = Linalg()
+
+            def __getattr__(self, name):
+                return getattr(np, name)
+
+        monkeypatch.setattr(univcg, "np", Numpy())
+        with fixed_threads(threads):
+            agg.fit(bags, y)
+        monkeypatch.setattr(univcg, "np", np)
         augment = univcg.UniVCG._augment
-        monkeypatch.setattr(univcg.UniVCG, "_augment", lambda self, X: meeting() or augment(self, X))
+        monkeypatch.setattr(univcg.UniVCG, "_augment", lambda self, X: augmenting() or augment(self, X))
         with fixed_threads(threads):
             features[threads] = agg._transform(bags, chunk=37)        # chunks that cut images and blocks
         monkeypatch.setattr(univcg.UniVCG, "_augment", augment)
-        assert len(meeting.workers()) == (0 if threads == 1 else 2), meeting.seen
+        fitted[threads], fit_workers[threads], transform_workers[threads] = agg, solving.workers(), augmenting.workers()
+    assert (len(fit_workers[1]), len(transform_workers[1])) == (0, 0)
+    assert (len(fit_workers[2]), len(transform_workers[2])) == (2, 2), (fit_workers, transform_workers)
     assert len(univcg.UniVCG._image_blocks(bags.offsets, 50)) > 10
+    assert fitted[1].bits_.tobytes() == fitted[2].bits_.tobytes()
+    assert fitted[1].fit_info_["training_curve"] == fitted[2].fit_info_["training_curve"]
     assert features[1].tobytes() == features[2].tobytes()
+    agg = fitted[2]
     Xa = np.hstack([agg.standardizer_.transform(bags.descriptors), np.ones((bags.n_descriptors, 1))])
     fires = Xa @ agg.bits_.T > 0
     want = np.stack([fires[a:b].mean(0) if b > a else np.zeros(width)
