@@ -97,9 +97,11 @@ class UniVCG(Aggregator):
     #: Parameters added after records were written, with the value that reproduces a record that does not name
     #: them (``lfabench reproduce``).
     introduced_params = {"batched": False}
-    #: Classes whose normal equations are formed at once when batched: ``C_BLOCK p^2`` float64 (128 MiB at p = 129).
+    #: Classes whose normal equations are formed at once when batched: ``C_BLOCK p^2`` float64 (128 MiB at p = 129;
+    #: one block per worker thread under a run's ``threads``).
     C_BLOCK = 1024
-    #: Firing-rate rows held at once in ``transform``: ``rows x (C n_rounds)`` float64 (about 256 MiB).
+    #: Firing-rate rows held at once in ``transform``: ``rows x (C n_rounds)`` float64 (about 256 MiB per worker
+    #: thread).
     TRANSFORM_CELLS = 2 ** 25
 
     def __init__(self, n_rounds: int = 20, ridge: float = 1e-3, descriptors_per_image: int | None = 30,
