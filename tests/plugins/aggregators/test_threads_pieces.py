@@ -1,5 +1,6 @@
-"""Under ``threads=2`` the GMM's EM passes, the triangulation embedding's batches, UniVCG's image blocks and the
-nearest-centre search run on two worker threads and give the bits of ``threads=1`` (fixed pieces, summed in their order)."""
+"""Under ``threads=2`` the GMM's EM passes, the triangulation embedding's batches, UniVCG's class and image blocks
+and the nearest-centre search run on two worker threads and give the bits of ``threads=1`` (fixed pieces, summed in
+their order)."""
 
 from __future__ import annotations
 
