@@ -35,6 +35,7 @@ from tqdm.auto import tqdm
 
 from lfabench.sdk import COUNT, NON_NEGATIVE, Aggregator, Bags, PluginSpec, hookimpl, imap_in_order
 
+from .softbow import image_blocks
 from .supervised import Standardizer, class_indicator, per_image_sample
 
 
@@ -214,21 +215,10 @@ class UniVCG(Aggregator):
                 block += np.asarray(P[first:last, a:b] @ fires)
             return block
 
-        blocks = self._image_blocks(bags.offsets, max(1, self.TRANSFORM_CELLS // max(width, 1)))
+        blocks = image_blocks(bags.offsets, max(1, self.TRANSFORM_CELLS // max(width, 1)))
         for (first, last), block in zip(blocks, imap_in_order(rates, blocks)):
             out[first:last] = block
         return out
-
-    @staticmethod
-    def _image_blocks(offsets: np.ndarray, rows_cap: int) -> list[tuple[int, int]]:
-        """Consecutive image ranges ``[first, last)`` whose descriptors fit ``rows_cap`` rows (one image at least)."""
-        n_samples, blocks, first = len(offsets) - 1, [], 0
-        while first < n_samples:
-            last = max(first + 1, int(np.searchsorted(offsets, offsets[first] + rows_cap, side="right")) - 1)
-            last = min(last, n_samples)
-            blocks.append((first, last))
-            first = last
-        return blocks
 
 
 @hookimpl

@@ -12,6 +12,7 @@ from lfabench.bags import Bags
 from lfabench.threads import fixed_threads
 from lfabench_plugins.aggregators import codebooks, gmm, temb, univcg
 from lfabench_plugins.aggregators.gmm import BLOCK_ROWS, fit_diag_gmm_em
+from lfabench_plugins.aggregators.softbow import image_blocks
 from lfabench_plugins.aggregators.temb import TriangulationEmbedding
 
 
@@ -98,43 +99,21 @@ def test_univcg_fit_and_transform_with_two_threads_are_bit_identical_and_run_on_
     counts = rng.integers(0, 40, size=90)                      # empty images among them
     bags = Bags(rng.normal(size=(int(counts.sum()), 6)).astype(np.float32),
                 np.concatenate([[0], np.cumsum(counts)]))
-    y = np.arange(90) % 3
-    monkeypatch.setattr(univcg.UniVCG, "C_BLOCK", 1)           # a round's three classes: three blocks
-    fitted, features, fit_workers, transform_workers = {}, {}, {}, {}
+    y, width = np.arange(90) % 3, 3 * 4
+    assert len(image_blocks(bags.offsets, 50)) > 10
+    fitted, features = {}, {}
     for threads in (1, 2):
-        agg = univcg.UniVCG(n_rounds=4, random_state=0)
-        width = 3 * 4
-        monkeypatch.setattr(univcg.UniVCG, "TRANSFORM_CELLS", 50 * width)   # blocks of at most 50 rows: dozens
-        solving, augmenting = Meeting(pair=threads == 2), Meeting(pair=threads == 2)
-
-        class Linalg:                                          # univcg's np.linalg, whose solve (once a block) meets
-            def __getattr__(self, name):
-                return getattr(np.linalg, name)
-
-            @staticmethod
-            def solve(*args, **kwargs):
-                solving()
-                return np.linalg.solve(*args, **kwargs)
-
-        class Numpy:
-            linalg = Linalg()
-
-            def __getattr__(self, name):
-                return getattr(np, name)
-
-        monkeypatch.setattr(univcg, "np", Numpy())
+        monkeypatch.setattr(univcg.UniVCG, "C_BLOCK", 1)                    # a round's three classes: three blocks
+        monkeypatch.setattr(univcg.UniVCG, "TRANSFORM_CELLS", 50 * width)   # image blocks of at most 50 rows
+        solving = spy(monkeypatch, np.linalg, "solve", pair=threads == 2)   # once a class block, in the fit only
         with fixed_threads(threads):
-            agg.fit(bags, y)
-        monkeypatch.setattr(univcg, "np", np)
-        augment = univcg.UniVCG._augment
-        monkeypatch.setattr(univcg.UniVCG, "_augment", lambda self, X: augmenting() or augment(self, X))
+            fitted[threads] = univcg.UniVCG(n_rounds=4, random_state=0).fit(bags, y)
+        augmenting = spy(monkeypatch, univcg.UniVCG, "_augment", pair=threads == 2)   # once a transform chunk
         with fixed_threads(threads):
-            features[threads] = agg._transform(bags, chunk=37)        # chunks that cut images and blocks
-        monkeypatch.setattr(univcg.UniVCG, "_augment", augment)
-        fitted[threads], fit_workers[threads], transform_workers[threads] = agg, solving.workers(), augmenting.workers()
-    assert (len(fit_workers[1]), len(transform_workers[1])) == (0, 0)
-    assert (len(fit_workers[2]), len(transform_workers[2])) == (2, 2), (fit_workers, transform_workers)
-    assert len(univcg.UniVCG._image_blocks(bags.offsets, 50)) > 10
+            features[threads] = fitted[threads]._transform(bags, chunk=37)  # chunks that cut images and blocks
+        monkeypatch.undo()
+        assert len(solving.workers()) == len(augmenting.workers()) == (0 if threads == 1 else 2), \
+            (solving.seen, augmenting.seen)
     assert fitted[1].bits_.tobytes() == fitted[2].bits_.tobytes()
     assert fitted[1].fit_info_["training_curve"] == fitted[2].fit_info_["training_curve"]
     assert features[1].tobytes() == features[2].tobytes()
