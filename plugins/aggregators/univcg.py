@@ -30,6 +30,8 @@ classes of the boosted classifiers' training exponential loss ``(1/m) sum_i exp(
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 from tqdm.auto import tqdm
 
@@ -194,31 +196,65 @@ class UniVCG(Aggregator):
         """[m, C n_rounds] float32 firing rates, in blocks of images whose firing rows fit
         ``TRANSFORM_CELLS`` (one image at least), so memory stays bounded at any output width.
 
-        Each image's rate sums its descriptors' rows within each ``chunk`` of the descriptor array and then
-        adds the chunks' sums in order: the same float64 sums whatever the blocks are. The blocks are fixed by
-        the data, so under a run's ``threads`` they are computed side by side
-        (:func:`lfabench.threads.imap_in_order`) with the bits of one thread.
+        Each image's rate sums ``1/N_i`` once per firing descriptor, in descriptor order, within each ``chunk`` of
+        the descriptor array, and then adds the chunks' sums in order: the floats of the mean-pooling product
+        ``P @ fires`` (a CSR product adds its terms in that order, and a term that does not fire adds 0), whatever
+        the blocks are. Those sums depend only on ``N_i`` and the count of firing descriptors, so they are read
+        from :func:`repeated_sums` tables by integer counts instead of multiplied out in float64. The blocks are
+        fixed by the data, so under a run's ``threads`` they are computed side by side
+        (:func:`lfabench.threads.imap_in_order`) with the bits of one thread; each worker thread reuses its own
+        product and firing buffers.
         """
-        P = bags.pooling_matrix(mean=True, dtype=np.float64).tocsr()
+        offsets, counts = np.asarray(bags.offsets, dtype=np.int64), bags.counts
+        sums, table_start = repeated_sums(counts)
         width = self.bits_.shape[0]
         out = np.zeros((bags.n_samples, width), dtype=np.float32)
+        blocks = image_blocks(offsets, max(1, self.TRANSFORM_CELLS // max(width, 1)))
+        buffers: dict[int, tuple[np.ndarray, np.ndarray]] = {}     # per worker thread: product and firing rows
+
+        def rows_buffers(rows: int) -> tuple[np.ndarray, np.ndarray]:
+            """This thread's product and firing buffers, ``[rows, width]`` at least (grown, never shrunk)."""
+            have = buffers.get(threading.get_ident())
+            if have is None or have[0].shape[0] < rows:
+                have = buffers[threading.get_ident()] = np.empty((rows, width)), np.empty((rows, width), bool)
+            return have
 
         def rates(images: tuple[int, int]) -> np.ndarray:
             first, last = images
-            lo, hi = int(bags.offsets[first]), int(bags.offsets[last])
+            lo, hi = int(offsets[first]), int(offsets[last])
+            product, fires = rows_buffers(min(hi - lo, chunk))
             block = np.zeros((last - first, width))
             for start in range(lo - lo % chunk, hi, chunk):
                 a, b = max(start, lo), min(start + chunk, hi)
                 if b <= a:
                     continue
-                fires = (self._augment(bags.descriptors[a:b]) @ self.bits_.T > 0).astype(np.float64)
-                block += np.asarray(P[first:last, a:b] @ fires)
+                np.matmul(self._augment(bags.descriptors[a:b]), self.bits_.T, out=product[:b - a])
+                np.greater(product[:b - a], 0, out=fires[:b - a])
+                # the block's images with descriptors in [a, b): their runs cover the rows in order
+                starts = np.clip(offsets[first:last], a, b) - a
+                present = np.flatnonzero(np.clip(offsets[first + 1:last + 1], a, b) - a > starts)
+                fired = np.add.reduceat(fires[:b - a].view(np.uint8), starts[present], axis=0,
+                                        dtype=np.int32)                              # [present, width] counts
+                block[present] += sums[table_start[first + present][:, None] + fired]
             return block
 
-        blocks = image_blocks(bags.offsets, max(1, self.TRANSFORM_CELLS // max(width, 1)))
         for (first, last), block in zip(blocks, imap_in_order(rates, blocks)):
             out[first:last] = block
         return out
+
+
+def repeated_sums(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Tables of ``1/n`` added to itself ``k`` times, for each descriptor count ``n`` among ``counts`` ([m]).
+
+    Returns ``(sums, start)``: ``sums[start[i] + k]`` is ``((0 + 1/n) + 1/n) + ...`` (``k`` terms, float64, added
+    in order, ``0 <= k <= n``) for ``n = counts[i]``; one table per distinct count, so ``sums`` has at most
+    ``m + sum(counts)`` entries. An image with no descriptors gets the table ``[0]``.
+    """
+    counts = np.asarray(counts, dtype=np.int64)
+    distinct, which = np.unique(counts, return_inverse=True)
+    tables = [np.concatenate([[0.0], np.cumsum(np.full(n, 1.0 / max(n, 1)))]) for n in distinct]
+    table_start = np.concatenate([[0], np.cumsum([t.size for t in tables])[:-1]]).astype(np.int64)
+    return np.concatenate(tables), table_start[which.ravel()]
 
 
 @hookimpl

@@ -75,3 +75,55 @@ def test_transform_in_small_image_blocks_gives_the_same_bits(monkeypatch):
     fires = Xa @ e.bits_.T > 0
     want = np.stack([fires[a:b].mean(0) for a, b in zip(bags.offsets[:-1], bags.offsets[1:])])
     np.testing.assert_allclose(whole, want, atol=1e-6)
+
+
+def test_repeated_sums_add_one_over_n_in_order():
+    from lfabench_plugins.aggregators.univcg import repeated_sums
+
+    counts = np.array([7, 0, 300, 1, 7, 49])
+    sums, start = repeated_sums(counts)
+    for i, n in enumerate(counts):
+        total = 0.0
+        assert sums[start[i]] == 0.0
+        for k in range(1, n + 1):
+            total += 1.0 / n
+            assert sums[start[i] + k] == total, (n, k)
+    assert start[0] == start[4]                          # one table per distinct count
+    # the table is needed: k * (1/n) rounds differently from k additions for some k
+    assert any(sums[start[2] + k] != k * (1.0 / 300) for k in range(301))
+
+
+def _csr_pooled_rates(e: UniVCG, bags, chunk: int) -> np.ndarray:
+    """The reference: firing rows in float64 pooled by the CSR mean-pooling product ``P @ fires``, over the same
+    image blocks and descriptor chunks as ``_transform``."""
+    from lfabench_plugins.aggregators.softbow import image_blocks
+
+    P = bags.pooling_matrix(mean=True, dtype=np.float64).tocsr()
+    width = e.bits_.shape[0]
+    out = np.zeros((bags.n_samples, width), dtype=np.float32)
+    for first, last in image_blocks(bags.offsets, max(1, e.TRANSFORM_CELLS // width)):
+        lo, hi = int(bags.offsets[first]), int(bags.offsets[last])
+        block = np.zeros((last - first, width))
+        for start in range(lo - lo % chunk, hi, chunk):
+            a, b = max(start, lo), min(start + chunk, hi)
+            if b > a:
+                fires = (e._augment(bags.descriptors[a:b]) @ e.bits_.T > 0).astype(np.float64)
+                block += np.asarray(P[first:last, a:b] @ fires)
+        out[first:last] = block
+    return out
+
+
+@pytest.mark.parametrize("cells", [UniVCG.TRANSFORM_CELLS, 1, 30 * 9])
+@pytest.mark.parametrize("chunk", [50_000, 7, 64])
+def test_transform_pools_firing_rows_as_the_csr_mean_product_bit_for_bit(monkeypatch, cells, chunk):
+    from lfabench import Bags
+
+    train, y = _three_class_bags()
+    e = UniVCG(n_rounds=3, random_state=0).fit(train, y)
+    rng = np.random.default_rng(11)
+    counts = np.array([3, 0, 211, 1, 49, 0, 97, 13, 300, 8])    # empty images, and images that span chunks
+    bags = Bags(rng.normal(0.5, 1.2, (counts.sum(), 6)).astype(np.float32), np.concatenate([[0], np.cumsum(counts)]))
+    monkeypatch.setattr(UniVCG, "TRANSFORM_CELLS", cells)
+    got = e._transform(bags, chunk=chunk)
+    np.testing.assert_array_equal(got, _csr_pooled_rates(e, bags, chunk))
+    assert not got[counts == 0].any() and (got[counts > 0] > 0).any()
