@@ -211,6 +211,7 @@ class UniVCG(Aggregator):
         out = np.zeros((bags.n_samples, width), dtype=np.float32)
         blocks = image_blocks(offsets, max(1, self.TRANSFORM_CELLS // max(width, 1)))
         buffers: dict[int, tuple[np.ndarray, np.ndarray]] = {}     # per worker thread: product and firing rows
+        count_dtype = np.uint16 if chunk < 2 ** 16 else np.int64     # a count never exceeds a chunk's rows
 
         def rows_buffers(rows: int) -> tuple[np.ndarray, np.ndarray]:
             """This thread's product and firing buffers, ``[rows, width]`` at least (grown, never shrunk)."""
@@ -230,12 +231,13 @@ class UniVCG(Aggregator):
                     continue
                 np.matmul(self._augment(bags.descriptors[a:b]), self.bits_.T, out=product[:b - a])
                 np.greater(product[:b - a], 0, out=fires[:b - a])
-                # the block's images with descriptors in [a, b): their runs cover the rows in order
-                starts = np.clip(offsets[first:last], a, b) - a
-                present = np.flatnonzero(np.clip(offsets[first + 1:last + 1], a, b) - a > starts)
-                fired = np.add.reduceat(fires[:b - a].view(np.uint8), starts[present], axis=0,
-                                        dtype=np.int32)                              # [present, width] counts
-                block[present] += sums[table_start[first + present][:, None] + fired]
+                # each image's rows in [a, b), counted by a sum over rows (np.add.reduceat over the rows is ~20x
+                # slower: it walks each column down the rows)
+                bounds = np.clip(offsets[first:last + 1], a, b) - a
+                starts, ends = bounds[:-1], bounds[1:]
+                for i in np.flatnonzero(ends > starts):
+                    fired = fires[starts[i]:ends[i]].view(np.uint8).sum(axis=0, dtype=count_dtype)   # [width]
+                    block[i] += sums[table_start[first + i] + fired.astype(np.int64)]
             return block
 
         for (first, last), block in zip(blocks, imap_in_order(rates, blocks)):
