@@ -10,8 +10,9 @@ per class, 30 descriptors each: what the fit samples per image; timings do not d
 ``UniVCG(n_rounds=rounds)`` and transforms ``transform-rows`` descriptors (images of 300, as DAISY's cap) at
 ``threads`` 1 and 2 alternately, ``repeats`` times each, in this process. It prints wall and CPU seconds of
 each, the ratio of the medians' walls, and whether the two counts gave the same bytes (bits and features).
-Then the transform's floor: its GEMMs alone (the augmented descriptors against the bits, in the transform's
-blocks of rows, one thread), and the one-thread transform's wall against it.
+Then the transform's floor: its GEMMs alone (the augmented descriptors against the bits, in runs of the
+transform's row cap ``TRANSFORM_CELLS // bits``, one thread; the transform's own blocks end at image boundaries
+under that cap), and the one-thread transform's wall against it.
 A ratio means something only on a machine whose two cores are otherwise idle.
 """
 
@@ -41,7 +42,7 @@ def timed(fn):
 
 
 def gemm_seconds(model: UniVCG, bags: Bags, repeats: int) -> float:
-    """The best wall of ``repeats`` passes of the transform's GEMMs alone over ``bags`` (one thread)."""
+    """The best wall of ``repeats`` passes of the transform's GEMMs alone over ``bags``, in runs of its row cap."""
     bits_t, width = model.bits_.T, model.bits_.shape[0]
     rows = max(1, model.TRANSFORM_CELLS // width)
     Xa = model._augment(bags.descriptors)

@@ -103,8 +103,8 @@ class UniVCG(Aggregator):
     #: Classes whose normal equations are formed at once when batched: ``C_BLOCK p^2`` float64 (128 MiB at p = 129;
     #: one block per worker thread under a run's ``threads``).
     C_BLOCK = 1024
-    #: Firing-rate rows held at once in ``transform``: ``rows x (C n_rounds)`` float64 (about 256 MiB per worker
-    #: thread).
+    #: Cells of the descriptor-by-bit product held at once in ``transform``: ``rows x (C n_rounds)`` float64 plus
+    #: its boolean firing mask (about 288 MiB per worker thread), and the block's rates.
     TRANSFORM_CELLS = 2 ** 25
 
     def __init__(self, n_rounds: int = 20, ridge: float = 1e-3, descriptors_per_image: int | None = 30,
