@@ -175,12 +175,17 @@ class UniVCG(Aggregator):
         rates = np.empty((m, C))
         flat = moments.reshape(m, p * p)
         ridge = reg + 1e-10 * np.eye(p)
+        # the mean pooling P @ fires read from repeated-sum tables by counts, as in transform (the same floats)
+        starts, ends = P.indptr[:-1], P.indptr[1:]
+        sums, table_start = repeated_sums(ends - starts)
 
         def block(cols: slice) -> tuple[np.ndarray, np.ndarray]:
             A = (W[:, cols].T @ flat).reshape(-1, p, p) + ridge
             rhs = means.T @ (W[:, cols] * Z[:, cols])                                    # [p, block]
             a = np.linalg.solve(A, rhs.T[:, :, None])[:, :, 0]
-            return a, np.asarray(P @ (Xa @ a.T > 0).astype(np.float64))
+            f = np.zeros((m, a.shape[0]))
+            add_firing_rates(f, Xa @ a.T > 0, starts, ends, sums, table_start)
+            return a, f
 
         # the class blocks are fixed (C_BLOCK), so a run's threads compute them side by side with the bits of one
         blocks = [slice(lo, min(lo + self.C_BLOCK, C)) for lo in range(0, C, self.C_BLOCK)]
@@ -211,7 +216,6 @@ class UniVCG(Aggregator):
         out = np.zeros((bags.n_samples, width), dtype=np.float32)
         blocks = image_blocks(offsets, max(1, self.TRANSFORM_CELLS // max(width, 1)))
         buffers: dict[int, tuple[np.ndarray, np.ndarray]] = {}     # per worker thread: product and firing rows
-        count_dtype = np.uint16 if chunk < 2 ** 16 else np.int64     # a count never exceeds a chunk's rows
 
         def rows_buffers(rows: int) -> tuple[np.ndarray, np.ndarray]:
             """This thread's product and firing buffers, ``[rows, width]`` at least (grown, never shrunk)."""
@@ -234,15 +238,27 @@ class UniVCG(Aggregator):
                 # each image's rows in [a, b), counted by a sum over rows (np.add.reduceat over the rows is ~20x
                 # slower: it walks each column down the rows)
                 bounds = np.clip(offsets[first:last + 1], a, b) - a
-                starts, ends = bounds[:-1], bounds[1:]
-                for i in np.flatnonzero(ends > starts):
-                    fired = fires[starts[i]:ends[i]].view(np.uint8).sum(axis=0, dtype=count_dtype)   # [width]
-                    block[i] += sums[table_start[first + i] + fired.astype(np.int64)]
+                add_firing_rates(block, fires[:b - a], bounds[:-1], bounds[1:], sums, table_start[first:last])
             return block
 
         for (first, last), block in zip(blocks, imap_in_order(rates, blocks)):
             out[first:last] = block
         return out
+
+
+def add_firing_rates(out: np.ndarray, fires: np.ndarray, starts: np.ndarray, ends: np.ndarray, sums: np.ndarray,
+                     table_start: np.ndarray) -> None:
+    """Add image i's firing rates to ``out[i]``: ``out`` [k, width] float64, ``fires`` [rows, width] bool, image i's
+    rows ``fires[starts[i]:ends[i]]``, its rate table at ``sums[table_start[i]:]`` (:func:`repeated_sums`).
+
+    Each image's firing rows are counted by a sum over its rows (np.add.reduceat over the rows is ~20x slower: it
+    walks each column down the rows), in uint16 where no image holds 2^16 rows.
+    """
+    widest = int((ends - starts).max(initial=0))
+    count_dtype = np.uint16 if widest < 2 ** 16 else np.int64
+    for i in np.flatnonzero(ends > starts):
+        fired = fires[starts[i]:ends[i]].view(np.uint8).sum(axis=0, dtype=count_dtype)   # [width]
+        out[i] += sums[table_start[i] + fired.astype(np.int64)]
 
 
 def repeated_sums(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

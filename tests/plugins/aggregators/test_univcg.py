@@ -127,3 +127,27 @@ def test_transform_pools_firing_rows_as_the_csr_mean_product_bit_for_bit(monkeyp
     got = e._transform(bags, chunk=chunk)
     np.testing.assert_array_equal(got, _csr_pooled_rates(e, bags, chunk))
     assert not got[counts == 0].any() and (got[counts > 0] > 0).any()
+
+
+@pytest.mark.parametrize("c_block", [UniVCG.C_BLOCK, 2])
+def test_round_rates_are_the_csr_mean_product_bit_for_bit(monkeypatch, c_block):
+    # a fitting round's firing rates feed the stumps: counted, they must be the CSR product's floats exactly
+    from lfabench import Bags
+
+    rng = np.random.default_rng(3)
+    counts = np.array([30, 0, 7, 1, 30, 13, 29, 2, 0, 30, 11, 30])        # empty images, one-descriptor images
+    bags = Bags(rng.normal(0.2, 1.0, (counts.sum(), 5)), np.concatenate([[0], np.cumsum(counts)]))
+    m, C, p = counts.size, 5, 6
+    Xa = np.hstack([bags.descriptors, np.ones((bags.n_descriptors, 1))])
+    P = bags.pooling_matrix(mean=True, dtype=np.float64)
+    moments = np.stack([Xa[a:b].T @ Xa[a:b] / max(b - a, 1) for a, b in zip(bags.offsets[:-1], bags.offsets[1:])])
+    W = rng.random((m, C))
+    W /= W.sum(0)
+    Z = np.where(rng.random((m, C)) > 0.6, 1.0, -1.0)
+    reg = 1e-3 * np.eye(p)
+    monkeypatch.setattr(UniVCG, "C_BLOCK", c_block)
+    bits, rates = UniVCG()._round_bits(W, Z, moments, np.asarray(P @ Xa), reg, Xa, P)
+    want = np.asarray(P @ (Xa @ bits.T > 0).astype(np.float64))
+    np.testing.assert_array_equal(rates, want)
+    assert 0 < rates.sum() and not rates[counts == 0].any()
+    assert len({r for r in rates[counts == 30].ravel()}) > 3               # the rates are not all 0 or 1
