@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import signal
 import sys
+import warnings
 from collections.abc import Collection
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,8 @@ from .record import RunRecorder, plugin_setting
 from .redact import redact_config
 from .registry import get_registry
 from .storage import drain_cache_events, save_fallback
-from .threads import BLAS_THREADS, check_threads, fixed_threads, pinned_pools
+from .threads import (BLAS_THREADS, BlasKernelWarning, check_threads, fixed_threads, generic_kernel_problems,
+                      pinned_pools)
 
 #: Stages timed in every record, in order.
 STAGES = ("config", "dataset", "descriptors", "split", "fit", "transform", "evaluate")
@@ -126,7 +128,11 @@ def _run_here(cfg: dict[str, Any], run_dir: Path | str, setting: dict[str, Any] 
         if isolate not in ISOLATION_MODES:
             raise ConfigError(f"isolate={isolate!r} must be one of {', '.join(ISOLATION_MODES)}")
         threads = _threads(cfg)
-        rec.data["determinism"] = {"threads": threads, "pinned": pinned_pools() if threads is not None else []}
+        pools = pinned_pools()
+        rec.data["determinism"] = {"threads": threads, "pinned": pools if threads is not None else []}
+        environment = (rec.data.get("provenance") or {}).get("environment") or {}
+        for problem in generic_kernel_problems(pools, environment.get("cpu_flags")):
+            warnings.warn(problem, BlasKernelWarning, stacklevel=2)
         if threads is not None:  # the BLAS pools run this many threads whatever `threads` is (lfabench.threads)
             rec.data["determinism"]["blas_threads"] = BLAS_THREADS
         with signals_interrupt_run(), fixed_threads(threads), time_limit(None if report is not None else time_limit_s):

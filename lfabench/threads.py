@@ -35,8 +35,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["BLAS_THREADS", "PRELOAD", "fixed_threads", "pinned_pools", "check_threads", "serial_blas", "run_threads",
-           "row_blocks", "imap_in_order", "map_row_blocks"]
+__all__ = ["BLAS_THREADS", "GENERIC_KERNELS", "PRELOAD", "BlasKernelWarning", "fixed_threads",
+           "generic_kernel_problems", "pinned_pools", "check_threads", "serial_blas", "run_threads", "row_blocks",
+           "imap_in_order", "map_row_blocks"]
 
 #: Libraries with thread pools of their own, imported before pinning so that threadpoolctl sees them
 #: (FAISS ships its own OpenBLAS and libgomp, which scikit-learn's OpenMP code shares; scipy, numpy and
@@ -67,12 +68,51 @@ def _preload() -> None:
 
 
 def pinned_pools() -> list[dict[str, Any]]:
-    """The pools :func:`fixed_threads` sets: user API, implementation and library file name (for the record)."""
+    """The pools :func:`fixed_threads` sets: user API, implementation, library file name, version and kernel
+    architecture (OpenBLAS's ``SkylakeX``, ``Haswell``...; None for OpenMP), for the record."""
     from threadpoolctl import threadpool_info
 
     _preload()
     return [{"user_api": p.get("user_api"), "internal_api": p.get("internal_api"),
-             "library": str(p.get("filepath", "")).rsplit("/", 1)[-1]} for p in threadpool_info()]
+             "library": str(p.get("filepath", "")).rsplit("/", 1)[-1], "version": p.get("version"),
+             "architecture": p.get("architecture")} for p in threadpool_info()]
+
+
+class BlasKernelWarning(UserWarning):
+    """An OpenBLAS of this process runs generic kernels on a CPU it does not know (:func:`generic_kernel_problems`)."""
+
+
+#: OpenBLAS kernels without AVX: what an OpenBLAS that does not know the CPU falls back to (``Prescott``: SSE3).
+GENERIC_KERNELS = frozenset({"prescott", "core2", "penryn", "dunnington", "nehalem", "atom", "katmai", "coppermine",
+                             "northwood", "banias", "opteron", "opteron_sse3", "barcelona", "bobcat"})
+
+
+def generic_kernel_problems(pools: list[dict[str, Any]], cpu_flags: Iterable[str] | None) -> list[str]:
+    """What is wrong when an OpenBLAS of ``pools`` (:func:`pinned_pools`' entries) runs kernels without AVX
+    (:data:`GENERIC_KERNELS`) on a CPU whose ``cpu_flags`` (``/proc/cpuinfo``'s) include AVX2 and FMA: one message
+    naming those libraries, or none.
+
+    An OpenBLAS older than the CPU does not recognise it and falls back to such kernels, whose GEMMs are several
+    times slower: FAISS 1.15's OpenBLAS 0.3.15 runs ``Prescott`` on Sapphire Rapids Xeons, and with it every FAISS
+    distance and k-means GEMM. The message names the ``OPENBLAS_CORETYPE`` that selects the kernels the other
+    OpenBLAS libraries of this process chose for the CPU (else ``SkylakeX`` with AVX-512, ``Haswell`` with AVX2).
+    """
+    flags = set(cpu_flags or ())
+    if not {"avx2", "fma"} <= flags:
+        return []
+    blas = [p for p in pools if p.get("internal_api") == "openblas"]
+    generic = [p for p in blas if str(p.get("architecture") or "").lower() in GENERIC_KERNELS]
+    if not generic:
+        return []
+    known = sorted({str(p["architecture"]) for p in blas if p.get("architecture") and p not in generic})
+    suggest = known[0] if len(known) == 1 else "SkylakeX" if "avx512f" in flags else "Haswell"
+    libraries = ", ".join(f"{p.get('library')} (OpenBLAS {p.get('version')}: {p.get('architecture')!r})"
+                          for p in generic)
+    has = "AVX2 and AVX-512" if "avx512f" in flags else "AVX2"
+    return [f"{libraries} run generic kernels on this CPU, which has {has}: "
+            f"an OpenBLAS that does not know the CPU, whose GEMMs run several times slower. Start lfabench with "
+            f"OPENBLAS_CORETYPE={suggest} to select faster kernels (each record's determinism.pinned names every "
+            f"library's kernel; a kernel changes the last bits of what it sums: docs/reproducibility.md)"]
 
 
 @contextmanager
