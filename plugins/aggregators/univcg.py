@@ -235,8 +235,7 @@ class UniVCG(Aggregator):
                     continue
                 np.matmul(self._augment(bags.descriptors[a:b]), self.bits_.T, out=product[:b - a])
                 np.greater(product[:b - a], 0, out=fires[:b - a])
-                # each image's rows in [a, b), counted by a sum over rows (np.add.reduceat over the rows is ~20x
-                # slower: it walks each column down the rows)
+                # each image's rows within this chunk [a, b), relative to the chunk's first row
                 bounds = np.clip(offsets[first:last + 1], a, b) - a
                 add_firing_rates(block, fires[:b - a], bounds[:-1], bounds[1:], sums, table_start[first:last])
             return block
