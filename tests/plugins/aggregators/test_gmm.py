@@ -9,6 +9,7 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.mixture import GaussianMixture
 
+from lfabench_plugins.aggregators import gmm
 from lfabench_plugins.aggregators.fv import FisherVector, fit_diag_gmm
 from lfabench_plugins.aggregators.gmm import BLOCK_ROWS, fit_diag_gmm_em, log_likelihood
 
@@ -68,6 +69,26 @@ def test_blocks_of_rows_change_nothing_but_the_order_of_the_float64_sums():
     assert ours.n_iter == ref.n_iter_
     np.testing.assert_allclose(ours.lower_bound, ref.lower_bound_, rtol=1e-5)
     np.testing.assert_allclose(ours.variances, ref.covariances_, rtol=1e-3)
+
+
+def test_exponentials_below_the_smallest_normal_float32_taken_as_zero_change_no_bit(monkeypatch):
+    # spread-out clusters: half the log-responsibilities lie more than 87 below their row's largest (their
+    # exponentials would be subnormal floats), a tenth between 80 and 20 below (normal floats, which do count)
+    X, w, mu, prec = clustered(5, n=BLOCK_ROWS + 500, K=6, d=8, offset=0.0)
+    X = X + np.repeat(np.arange(6) * 15.0, -(-len(X) // 6))[:len(X), None]
+    mu = mu + np.arange(6)[:, None] * 15.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        log_r = GaussianMixture(6, covariance_type="diag", weights_init=w, means_init=mu, precisions_init=prec,
+                                max_iter=1).fit(X)._estimate_log_prob_resp(X)[1]
+    assert np.mean(log_r < gmm.LOG_SMALLEST_NORMAL32) > 0.5 and np.mean((log_r > -80) & (log_r < -20)) > 0.1
+    assert np.all(np.exp(log_r).sum(axis=0) > 10)                   # every component alive
+    cut = fit_diag_gmm_em(X, w, mu, prec, max_iter=20)
+    monkeypatch.setattr(gmm, "LOG_SMALLEST_NORMAL32", np.float32(-np.inf))
+    kept = fit_diag_gmm_em(X, w, mu, prec, max_iter=20)
+    assert cut.n_iter == kept.n_iter and cut.lower_bounds == kept.lower_bounds
+    for name in ("weights", "means", "variances"):
+        np.testing.assert_array_equal(getattr(cut, name), getattr(kept, name))
 
 
 def test_log_likelihood_equals_scikit_learns_score():
