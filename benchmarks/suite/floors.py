@@ -141,12 +141,19 @@ def gamma_democratic(p, s: Scale, stage: str) -> list[Op]:
 
 
 def univcg(p, s: Scale, stage: str) -> list[Op]:
+    """UniVCG's operations. The fit's weighted normal equations cost ``2 m q^2`` float64 FLOP per bit either way;
+    batched (the default), a round reads the ``(m, q, q)`` moments once per block of ``C_BLOCK`` classes (one
+    GEMM ``W^T M``), unbatched once per bit (one ``einsum`` each)."""
     q, bits = s.d + 1, p["n_rounds"] * s.c
     if stage == "fit":
+        from lfabench.registry import get_plugin
+
         n = min(s.n_fit, p["descriptors_per_image"] * s.m_fit)
+        class_block = get_plugin("aggregator", "univcg").C_BLOCK
+        reads = p["n_rounds"] * -(-s.c // class_block) if p.get("batched", True) else bits
         return [Op("per-image moments 2nq^2", flops=2.0 * n * q * q),
-                Op(f"weighted moments: {bits} reads of the (m, q, q) float64 moments",
-                   flops=bits * 2.0 * s.m_fit * q * q, bytes=bits * 8.0 * s.m_fit * q * q),
+                Op(f"weighted moments: {bits} x 2mq^2, {reads} reads of the (m, q, q) float64 moments",
+                   flops=bits * 2.0 * s.m_fit * q * q, bytes=reads * 8.0 * s.m_fit * q * q),
                 Op(f"{bits} projections 2nq", flops=bits * 2.0 * n * q)]
     return [Op(f"bits 2nq x {bits}", flops=2.0 * s.n_test * q * bits)]
 

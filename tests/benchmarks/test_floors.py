@@ -36,12 +36,20 @@ def test_fv_transform_counts_the_projection_posteriors_and_statistics():
     assert floor_seconds(ops("fv", p, SCALE, "transform"), UNIT) == pytest.approx(expected / 1e9)
 
 
-def test_univcg_fit_is_bound_by_reading_the_moments_once_per_round_and_class():
-    p = get_plugin("aggregator", "univcg")().get_params()       # 20 rounds, 30 descriptors per image
+@pytest.mark.parametrize("batched, reads", [(True, 20 * 1), (False, 20 * 10)])
+def test_univcg_fit_reads_the_moments_once_per_round_and_class_block_or_once_per_bit(batched, reads):
+    p = get_plugin("aggregator", "univcg")(batched=batched).get_params()     # 20 rounds; 10 classes: one block
     q, bits = 129, 20 * 10
     weighted = next(op for op in ops("univcg", p, SCALE, "fit") if "moments:" in op.what)
-    assert weighted.bytes == bits * 8 * 2_000 * q * q
+    assert weighted.bytes == reads * 8 * 2_000 * q * q
     assert weighted.flops == bits * 2 * 2_000 * q * q
+
+
+def test_univcg_fit_reads_the_moments_once_per_block_of_c_block_classes():
+    p = get_plugin("aggregator", "univcg")().get_params()
+    scale = Scale(n_fit=200_000, n_test=50_000, m_fit=2_000, m_test=500, n_max=100, d=128, c=4_485)
+    weighted = next(op for op in ops("univcg", p, scale, "fit") if "moments:" in op.what)
+    assert weighted.bytes == 20 * 5 * 8 * 2_000 * 129 * 129       # 4,485 classes: 5 blocks of at most 1,024
 
 
 def test_temb_embedding_dominates_its_transform():
