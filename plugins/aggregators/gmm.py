@@ -46,8 +46,9 @@ __all__ = ["DiagGMM", "fit_diag_gmm_em", "log_likelihood"]
 BLOCK_ROWS = 8192
 #: ``log`` of the smallest normal float32. A log-density this far below its row's largest would exponentiate to a
 #: subnormal, which the GEMM ``r^T Z`` then reads at a small fraction of its speed on CPUs that handle subnormal
-#: operands in microcode (25x on a Sapphire Rapids Xeon); such a term is below the rounding of every sum it enters
-#: (each row's sum holds its largest term, 1), so it is taken as 0.
+#: operands in microcode (25x on a Sapphire Rapids Xeon). It is taken as 0: such a term is below the rounding of
+#: its row's sum, which holds the row's largest term (1), and of a component's sums unless the component's whole
+#: share of the data is that small.
 LOG_SMALLEST_NORMAL32 = np.float32(np.log(np.finfo(np.float32).tiny))
 
 
