@@ -2,7 +2,7 @@
 
     python benchmarks/board_times.py SWEEP_OR_RECORDS_DIR [--markdown]
 
-Reads every ``*/*/result.json`` under the folder (a ``regenerate.sh`` sweep, or a board's ``records/``). For each
+Reads every ``result.json`` under the folder (a ``regenerate.sh`` sweep, or a board's ``records/``). For each
 (descriptor, method), over its records: how many, the summed ``fit``, ``transform``, ``evaluate`` and ``total``
 stage times in minutes (each run's wall time: runs that shared the machine count in full), and the largest peak
 resident memory. Sorted by total, largest first, with the sum over all records. It also names the records that
@@ -17,12 +17,19 @@ import json
 from collections import defaultdict
 from pathlib import Path
 
+from lfabench.recordset.find import find_records
+
 STAGES = ("fit", "transform", "evaluate", "total")
 
 
 def read_records(root: Path) -> list[dict]:
-    """The parsed ``result.json`` of every run folder two levels under ``root``, in path order."""
-    return [json.loads(p.read_text()) | {"_path": str(p)} for p in sorted(root.glob("*/*/result.json"))]
+    """The parsed ``result.json`` of every run under ``root`` (``lfabench.recordset.find_records``: a sweep's lie
+    two levels down, ``*/*/result.json``), in path order; none for a folder that does not exist."""
+    try:
+        paths = find_records([root])
+    except FileNotFoundError:
+        return []
+    return [json.loads(p.read_text()) | {"_path": str(p)} for p in paths]
 
 
 def method_times(records: list[dict]) -> list[dict]:
