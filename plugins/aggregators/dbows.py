@@ -84,19 +84,27 @@ class DBoWs(LearnedSoftCodebook, Aggregator):
         Descriptors per training image entering the criterion (seeded draw); None = all.
     max_training_descriptors, kmeans_iter : int
         k-means initialisation: sample size and iterations.
+    flush_subnormals : bool
+        No subnormal float in the soft-assignment work (:class:`.softbow.SoftHistograms`: memberships below the
+        rounding of their row's sum are 0, the backward runs on a power-of-two scaled gradient), so late iterations
+        run as fast as early ones on CPUs that handle subnormal operands in microcode. False: the records made
+        before the option.
     random_state : int or None
     """
 
     _parameter_constraints = {"softness": [POSITIVE], "max_iter": [COUNT_OR_ZERO]}
 
     supervised = True
+    #: records made before ``flush_subnormals`` existed kept subnormal memberships
+    introduced_params = {"flush_subnormals": False}
     membership_distance = "sqeuclidean"
 
     fit_size_params = ("n_clusters",)  # more clusters than training descriptors: refused before fitting
 
     def __init__(self, n_clusters: int = 256, softness: float = 1.0, max_iter: int = 100,
                  descriptors_per_image: int | None = 30, max_training_descriptors: int = 100_000,
-                 kmeans_iter: int = 20, random_state=None):
+                 kmeans_iter: int = 20, random_state=None,
+                 flush_subnormals: bool = True):
         self.n_clusters = n_clusters
         self.softness = softness
         self.max_iter = max_iter
@@ -104,13 +112,15 @@ class DBoWs(LearnedSoftCodebook, Aggregator):
         self.max_training_descriptors = max_training_descriptors
         self.kmeans_iter = kmeans_iter
         self.random_state = random_state
+        self.flush_subnormals = flush_subnormals
 
     def _fit(self, bags: Bags, y):
         Y = class_indicator(y, bags.n_samples)
         train, self.standardizer_, X, V0 = codebook_start(self, bags)
         sigma = self.softness * nearest_distance_scale(X, V0, "sqeuclidean")
         keep = train.counts > 0            # an empty image has no histogram to discriminate (and no rows)
-        hist = SoftHistograms(X, np.concatenate([[0], np.cumsum(train.counts[keep])]))
+        hist = SoftHistograms(X, np.concatenate([[0], np.cumsum(train.counts[keep])]),
+                              flush_subnormals=self.flush_subnormals)
         v, curve, message = lbfgs(lambda v: dbows_objective(v, hist, Y[keep], sigma), V0.ravel(), self.max_iter,
                                   "DBoWs L-BFGS")
         self.codebook_ = v.reshape(V0.shape).copy()

@@ -93,19 +93,27 @@ class EOBoW(LearnedSoftCodebook, Aggregator):
         Descriptors per training image entering the objective (seeded draw); None = all.
     max_training_descriptors, kmeans_iter : int
         k-means initialisation: sample size and iterations.
+    flush_subnormals : bool
+        No subnormal float in the soft-assignment work (:class:`.softbow.SoftHistograms`: memberships below the
+        rounding of their row's sum are 0, the backward runs on a power-of-two scaled gradient), so late iterations
+        run as fast as early ones on CPUs that handle subnormal operands in microcode. False: the records made
+        before the option.
     random_state : int or None
     """
 
     _parameter_constraints = {"softness": [POSITIVE], "entropy_softness": [POSITIVE], "max_iter": [COUNT_OR_ZERO]}
 
     supervised = True
+    #: records made before ``flush_subnormals`` existed kept subnormal memberships
+    introduced_params = {"flush_subnormals": False}
     membership_distance = "euclidean"
 
     fit_size_params = ("n_clusters",)  # more clusters than training descriptors: refused before fitting
 
     def __init__(self, n_clusters: int = 256, softness: float = 1.0, entropy_softness: float = 0.1,
                  max_iter: int = 100, descriptors_per_image: int | None = 30,
-                 max_training_descriptors: int = 100_000, kmeans_iter: int = 20, random_state=None):
+                 max_training_descriptors: int = 100_000, kmeans_iter: int = 20, random_state=None,
+                 flush_subnormals: bool = True):
         self.n_clusters = n_clusters
         self.softness = softness
         self.entropy_softness = entropy_softness
@@ -114,12 +122,13 @@ class EOBoW(LearnedSoftCodebook, Aggregator):
         self.max_training_descriptors = max_training_descriptors
         self.kmeans_iter = kmeans_iter
         self.random_state = random_state
+        self.flush_subnormals = flush_subnormals
 
     def _fit(self, bags: Bags, y):
         Y = class_indicator(y, bags.n_samples)
         train, self.standardizer_, X, V0 = codebook_start(self, bags)
         m_soft = self.softness * nearest_distance_scale(X, V0, "euclidean")
-        hist = SoftHistograms(X, train.offsets)
+        hist = SoftHistograms(X, train.offsets, flush_subnormals=self.flush_subnormals)
         S0 = hist.forward("euclidean", (V0, m_soft), keep=False)
         nonempty = train.counts > 0
         # one centre per class: the class mean of the initial histograms (empty images left out)

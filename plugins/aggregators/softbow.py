@@ -74,6 +74,11 @@ WORK_DTYPE = np.float32
 #: run in the same order whatever the thread count.
 BLOCK_ROWS = 2048
 KINDS = ("linear",) + DISTANCES
+#: With ``flush_subnormals``, the backward scales ``dL/dS`` by a power of two that brings its largest entry near
+#: ``2**BACKWARD_PEAK_EXPONENT``: products of memberships near the smallest normal (1.2e-38) and gradients down to
+#: 2**-64 of the largest stay normal floats; ``dL/dZ`` reaches about 2**64 x 1/D (Euclidean, D >= 1e-6) and its
+#: GEMM sums stay far below float32's largest (3.4e38).
+BACKWARD_PEAK_EXPONENT = 64
 
 
 def image_blocks(offsets: np.ndarray, block_rows: int = BLOCK_ROWS) -> list[tuple[int, int]]:
@@ -95,6 +100,13 @@ class SoftHistograms:
 
     ``X`` [N, d] descriptors, ``offsets`` [m + 1] (image ``i`` is rows ``offsets[i]:offsets[i+1]``),
     ``dtype`` the dtype of the [N, K] work (float64: the exact path the tests compare with).
+    ``flush_subnormals``: no subnormal float in the [N, K] work. A membership whose exponential is below K x the
+    smallest normal of ``dtype`` (1.2e-38 in float32) is 0: it is below the rounding of its row's sum, which holds
+    the row's largest (1). The backward runs on ``dL/dS`` scaled by a power of two (:data:`BACKWARD_PEAK_EXPONENT`),
+    so that its products with small memberships stay normal, and scales its results back: both exact, so only the
+    values that subnormals would have rounded differ. CPUs that handle subnormal operands in microcode (Intel's) run
+    the softmax and the backward several times slower on blocks that hold them, which late L-BFGS iterates do
+    (``docs/performance.md``).
 
     One GEMM per block gives the logits of every kind: ``X W^T + b`` (linear), ``(2 X V^T - ||v||^2)/sigma``
     (squared: the ``||x||^2`` term is constant along a row, and a softmax ignores it), or
@@ -105,9 +117,12 @@ class SoftHistograms:
     1/N_i weights folded into the rows of X); sums over blocks are float64, in block order.
     """
 
-    def __init__(self, X: np.ndarray, offsets: np.ndarray, dtype=WORK_DTYPE, block_rows: int = BLOCK_ROWS):
+    def __init__(self, X: np.ndarray, offsets: np.ndarray, dtype=WORK_DTYPE, block_rows: int = BLOCK_ROWS,
+                 flush_subnormals: bool = False):
         X = np.asarray(X)
         self.dtype = np.dtype(dtype)
+        self.flush_subnormals = bool(flush_subnormals)
+        self.smallest_normal = np.finfo(self.dtype).tiny
         self.X = np.ascontiguousarray(X, dtype=self.dtype)
         self.sq_norms = np.einsum("ij,ij->i", X, X, dtype=np.float64).astype(self.dtype)
         self.offsets = np.asarray(offsets, dtype=np.int64)
@@ -170,6 +185,10 @@ class SoftHistograms:
         for lo, hi, r0, r1, pool, _ in self.blocks:
             Z, D = self._logits(self.X[r0:r1], slice(r0, r1), logits, p)
             Z -= Z.max(axis=1, keepdims=True)
+            if self.flush_subnormals:
+                # exponentials below K x the smallest normal are 0: dividing the others by the row's sum (1 to K)
+                # leaves no membership subnormal
+                np.putmask(Z, Z < np.log(self.smallest_normal * Z.shape[1]), -np.inf)
             U = np.exp(Z, out=Z)
             U /= U.sum(axis=1, keepdims=True)
             S[lo:hi] = pool @ U
@@ -193,7 +212,14 @@ class SoftHistograms:
         K = dS.shape[1]
         colsum = np.zeros(K)
         MtX = np.zeros((K, self.X.shape[1]))
-        dS = np.asarray(dS, dtype=self.dtype)
+        dS, exponent = np.asarray(dS, dtype=np.float64), 0
+        peak = float(np.max(np.abs(dS), initial=0.0))
+        if self.flush_subnormals and 0.0 < peak < np.inf:
+            # scaling by a power of two is exact in either direction, so the results are the unscaled path's
+            # wherever that one had no subnormal intermediate
+            exponent = BACKWARD_PEAK_EXPONENT - int(np.frexp(peak)[1])
+            dS = np.ldexp(dS, exponent)
+        dS = dS.astype(self.dtype)
         for (lo, hi, r0, r1, _, owner), (U, D) in zip(self.blocks, saved):
             # dL/du_j = dS[image of j] / N_image (P^T dS): the 1/N_image is folded into the rows of X and
             # into the column sums (weighted_X, weights), so the block gathers rows of dS and nothing else
@@ -204,6 +230,8 @@ class SoftHistograms:
                 G /= D
             colsum += self.weights[r0:r1] @ G
             MtX += G.T @ self._weighted_X[r0:r1]
+        if exponent:
+            colsum, MtX = np.ldexp(colsum, -exponent), np.ldexp(MtX, -exponent)
         return colsum, MtX
 
 
@@ -214,12 +242,13 @@ CHUNK_ROWS = 2 ** 18
 
 
 def encode_histograms(descriptors: np.ndarray, offsets: np.ndarray, prepare, kind: str, params,
-                      chunk_rows: int = CHUNK_ROWS) -> np.ndarray:
+                      chunk_rows: int = CHUNK_ROWS, flush_subnormals: bool = False) -> np.ndarray:
     """[m, K] float32 histograms of :meth:`SoftHistograms.forward` (``keep=False``) on ``prepare(descriptors)``,
     preparing at most ``chunk_rows`` descriptors at a time (whole images; one image with more is a chunk of
     its own).
 
-    ``descriptors`` [N, d], ``offsets`` [m + 1], ``prepare`` a row-wise map [n, d] -> [n, d] (a standardiser).
+    ``descriptors`` [N, d], ``offsets`` [m + 1], ``prepare`` a row-wise map [n, d] -> [n, d] (a standardiser),
+    ``flush_subnormals`` as :class:`SoftHistograms`.
     Each chunk is a run of whole :func:`image_blocks` blocks, so every block's GEMM and pooling see the same
     rows as on the whole set: the output is bit-identical to ``SoftHistograms(prepare(descriptors), offsets)``.
     """
@@ -233,7 +262,7 @@ def encode_histograms(descriptors: np.ndarray, offsets: np.ndarray, prepare, kin
             j += 1
         hi = blocks[j - 1][1]
         r0, r1 = int(offsets[lo]), int(offsets[hi])
-        hist = SoftHistograms(prepare(descriptors[r0:r1]), offsets[lo:hi + 1] - r0)
+        hist = SoftHistograms(prepare(descriptors[r0:r1]), offsets[lo:hi + 1] - r0, flush_subnormals=flush_subnormals)
         S = hist.forward(kind, params, keep=False)
         if out is None:
             out = np.zeros((len(offsets) - 1, S.shape[1]), dtype=np.float32)
@@ -274,4 +303,5 @@ class LearnedSoftCodebook:
 
     def _encode(self, bags, V: np.ndarray) -> np.ndarray:
         return encode_histograms(bags.descriptors, bags.offsets, self.standardizer_.transform,
-                                 self.membership_distance, (V, self.membership_scale()))
+                                 self.membership_distance, (V, self.membership_scale()),
+                                 flush_subnormals=self.flush_subnormals)

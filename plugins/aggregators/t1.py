@@ -96,18 +96,26 @@ class T1(Aggregator):
         Descriptors per training image entering the loss (seeded draw); None = all.
     max_training_descriptors, kmeans_iter : int
         k-means initialisation: sample size and iterations.
+    flush_subnormals : bool
+        No subnormal float in the soft-assignment work (:class:`.softbow.SoftHistograms`: memberships below the
+        rounding of their row's sum are 0, the backward runs on a power-of-two scaled gradient), so late iterations
+        run as fast as early ones on CPUs that handle subnormal operands in microcode. False: the records made
+        before the option.
     random_state : int or None
     """
 
     _parameter_constraints = {"softness": [POSITIVE], "reg": [NON_NEGATIVE], "max_iter": [COUNT_OR_ZERO]}
 
     supervised = True
+    #: records made before ``flush_subnormals`` existed kept subnormal memberships
+    introduced_params = {"flush_subnormals": False}
 
     fit_size_params = ("n_clusters",)  # more clusters than training descriptors: refused before fitting
 
     def __init__(self, n_clusters: int = 256, softness: float = 1.0, reg: float = 1e-3, max_iter: int = 100,
                  descriptors_per_image: int | None = 30, max_training_descriptors: int = 100_000,
-                 kmeans_iter: int = 20, random_state=None):
+                 kmeans_iter: int = 20, random_state=None,
+                 flush_subnormals: bool = True):
         self.n_clusters = n_clusters
         self.softness = softness
         self.reg = reg
@@ -116,6 +124,7 @@ class T1(Aggregator):
         self.max_training_descriptors = max_training_descriptors
         self.kmeans_iter = kmeans_iter
         self.random_state = random_state
+        self.flush_subnormals = flush_subnormals
 
     def _fit(self, bags: Bags, y):
         Y = class_indicator(y, bags.n_samples)
@@ -123,7 +132,7 @@ class T1(Aggregator):
         sigma = self.softness * nearest_distance_scale(X, V, "sqeuclidean")
         K, d, C = V.shape[0], X.shape[1], Y.shape[1]
         theta0 = np.concatenate([(2.0 * V / sigma).ravel(), -(V * V).sum(1) / sigma, np.zeros(K * C), np.zeros(C)])
-        hist = SoftHistograms(X, train.offsets)
+        hist = SoftHistograms(X, train.offsets, flush_subnormals=self.flush_subnormals)
         theta, curve, message = lbfgs(lambda t: t1_loss_and_grad(t, hist, Y, K, self.reg), theta0,
                                       self.max_iter, "T1 L-BFGS")
         W, b, A, a = unpack(theta, K, d, C)
@@ -143,7 +152,8 @@ class T1(Aggregator):
         return self._encode(bags, self.weights_, self.bias_)
 
     def _encode(self, bags: Bags, W: np.ndarray, b: np.ndarray) -> np.ndarray:
-        return encode_histograms(bags.descriptors, bags.offsets, self.standardizer_.transform, "linear", (W, b))
+        return encode_histograms(bags.descriptors, bags.offsets, self.standardizer_.transform, "linear", (W, b),
+                                 flush_subnormals=self.flush_subnormals)
 
 
 @hookimpl

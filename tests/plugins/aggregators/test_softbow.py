@@ -183,6 +183,56 @@ def test_objectives_float32_agree_with_the_float64_reference():
         assert np.linalg.norm(g - g_ref) <= 1e-4 * np.linalg.norm(g_ref), name
 
 
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_flushed_subnormal_memberships_are_zero_and_change_the_histograms_and_gradients_below_rounding(kind):
+    """With ``flush_subnormals`` no membership is subnormal: those whose exponential is below K x the smallest
+    normal are 0 (every subnormal one among them), every other is the kept path's; the histograms and gradients are
+    the kept path's to float32 rounding (such a membership is below the rounding of its row's sum, which holds 1)."""
+    X, offsets, V, _, P, rng = problem(3, counts=tuple(range(20, 60)), d=8, K=12)
+    # sharp memberships: most of a row's shifted logits far below log(1.2e-38) = -87.3, some between -87 and -20
+    params = (8.0 * rng.normal(size=V.shape), rng.normal(size=12)) if kind == "linear" else (V, 0.02)
+    tiny = np.finfo(np.float32).tiny
+    kept, flushed = (SoftHistograms(X, offsets, block_rows=64, flush_subnormals=f) for f in (False, True))
+    S_kept, S_flushed = kept.forward(kind, params), flushed.forward(kind, params)
+    U_kept = np.vstack([U for U, _ in kept._saved[1]])
+    U_flushed = np.vstack([U for U, _ in flushed._saved[1]])
+    subnormal = (U_kept > 0) & (U_kept < tiny)
+    assert subnormal.mean() > 0.01 and np.mean((U_kept >= tiny) & (U_kept < 1e-8)) > 0.01   # the case is exercised
+    assert np.all(U_flushed[subnormal] == 0) and not np.any((U_flushed > 0) & (U_flushed < tiny))
+    above = U_kept >= 12 * tiny
+    np.testing.assert_array_equal(U_flushed[above], U_kept[above])
+    np.testing.assert_allclose(S_flushed, S_kept, rtol=1e-6, atol=1e-30)
+    dS = rng.normal(size=S_kept.shape)
+    for a, b in zip(flushed.backward(dS), kept.backward(dS)):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6 * np.abs(b).max())
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("gradient_scale", [1e-10, 1.0, 1e20])
+def test_flush_changes_no_bit_where_nothing_is_subnormal(kind, gradient_scale):
+    """Without a membership or a product near the smallest normal, the flushed path (its backward on dL/dS scaled
+    by a power of two, its results scaled back) gives the kept path's histograms and gradients bit for bit."""
+    X, offsets, V, _, _, rng = problem(4, counts=tuple(range(20, 60)), d=8, K=12)
+    params = (0.3 * rng.normal(size=V.shape), rng.normal(size=12)) if kind == "linear" else (V, 2.0)
+    kept, flushed = (SoftHistograms(X, offsets, block_rows=64, flush_subnormals=f) for f in (False, True))
+    np.testing.assert_array_equal(flushed.forward(kind, params), kept.forward(kind, params))
+    assert min(U.min() for U, _ in kept._saved[1]) > 1e-15
+    dS = gradient_scale * rng.normal(size=(len(offsets) - 1, 12))
+    for a, b in zip(flushed.backward(dS), kept.backward(dS)):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("name", ["t1", "dbows", "eobow"])
+def test_soft_bow_plugins_flush_subnormals_by_default_and_old_records_keep_them(name):
+    from lfabench.registry import get_plugin
+    from lfabench.reproduce import with_introduced_params
+
+    assert get_plugin("aggregator", name)().flush_subnormals is True
+    old = {"aggregator": {"name": name, "params": {"n_clusters": 8}}}
+    assert with_introduced_params(old)["aggregator"]["params"] == {"n_clusters": 8, "flush_subnormals": False}
+
+
 SCRIPT = """
 import hashlib, numpy as np
 from lfabench.threads import fixed_threads
