@@ -138,6 +138,9 @@ class SoftHistograms:
                                      shape=(hi - lo, r1 - r0))
             owner = np.repeat(np.arange(hi - lo), counts[lo:hi])        # each row's image, in the block
             self.blocks.append((lo, hi, r0, r1, pool, owner))
+        # each block's largest descriptor norm: bounds the spread of its linear logits (logit_spreads)
+        norms = np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64))
+        self.block_max_norms = np.array([norms[r0:r1].max(initial=0.0) for _, _, r0, r1, _, _ in self.blocks])
         self.n_samples = len(self.offsets) - 1
         self._saved = None
         self._weighted_X = None
@@ -158,6 +161,18 @@ class SoftHistograms:
         G += _EPS
         D = np.sqrt(G, out=G)
         return D * (-1.0 / sigma), D
+
+    def logit_spreads(self, kind: str, params) -> np.ndarray:
+        """[blocks] an upper bound, per block, of ``max_k z_jk - min_k z_jk`` over its rows, for the prepared
+        ``params`` of :meth:`_logits`: ``||x_j|| max_kl ||w_k - w_l|| + max_kl (b_k - b_l)`` (linear) or
+        ``max_kl ||v_k - v_l|| / sigma`` (Euclidean, by the triangle inequality)."""
+        rows = np.asarray(params[0], dtype=np.float64)
+        sq = np.einsum("ij,ij->i", rows, rows)
+        pair = np.sqrt(max(float(np.max(sq[:, None] + sq[None, :] - 2.0 * rows @ rows.T, initial=0.0)), 0.0))
+        if kind == "linear":
+            b = np.asarray(params[1], dtype=np.float64)
+            return self.block_max_norms * pair + float(np.ptp(b)) if b.size else self.block_max_norms * pair
+        return np.full(len(self.blocks), pair / params[2])
 
     def _params(self, kind: str, params):
         if kind not in KINDS:
@@ -182,13 +197,17 @@ class SoftHistograms:
         S = np.zeros((self.n_samples, K))
         saved = []
         logits = "linear" if kind == "sqeuclidean" else kind
-        for lo, hi, r0, r1, pool, _ in self.blocks:
+        # exponentials below K x the smallest normal are 0: dividing the others by the row's sum (1 to K) leaves no
+        # membership subnormal. A block whose logits provably span less than that (with a margin for float32's
+        # rounding of them) is not searched for any.
+        cut = float(np.log(self.smallest_normal * K))
+        searched = (self.logit_spreads(logits, p) * (1 + 1e-3) + 1.0 >= -cut if self.flush_subnormals
+                    else np.zeros(len(self.blocks), dtype=bool))
+        for (lo, hi, r0, r1, pool, _), search in zip(self.blocks, searched):
             Z, D = self._logits(self.X[r0:r1], slice(r0, r1), logits, p)
             Z -= Z.max(axis=1, keepdims=True)
-            if self.flush_subnormals:
-                # exponentials below K x the smallest normal are 0: dividing the others by the row's sum (1 to K)
-                # leaves no membership subnormal
-                np.putmask(Z, Z < np.log(self.smallest_normal * Z.shape[1]), -np.inf)
+            if search and Z.min(initial=0.0) < cut:
+                np.putmask(Z, Z < cut, -np.inf)
             U = np.exp(Z, out=Z)
             U /= U.sum(axis=1, keepdims=True)
             S[lo:hi] = pool @ U

@@ -223,6 +223,22 @@ def test_flush_changes_no_bit_where_nothing_is_subnormal(kind, gradient_scale):
         np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_logit_spreads_bound_each_blocks_logit_range(kind):
+    """The per-block bound that lets the flush skip blocks holds for every row (and is not vacuous)."""
+    X, offsets, V, _, _, rng = problem(5, counts=tuple(range(20, 60)), d=8, K=12)
+    params = (3.0 * rng.normal(size=V.shape), rng.normal(size=12)) if kind == "linear" else (V, 0.5)
+    hist = SoftHistograms(X, offsets, dtype=np.float64, block_rows=64)
+    p = hist._params(kind, params)
+    logits = "linear" if kind == "sqeuclidean" else kind
+    bounds = hist.logit_spreads(logits, p)
+    spreads = []
+    for lo, hi, r0, r1, _, _ in hist.blocks:
+        Z, _ = hist._logits(hist.X[r0:r1], slice(r0, r1), logits, p)
+        spreads.append(float(np.max(Z.max(axis=1) - Z.min(axis=1))))
+    assert np.all(np.array(spreads) <= bounds) and np.all(bounds < 4 * np.array(spreads))
+
+
 @pytest.mark.parametrize("name", ["t1", "dbows", "eobow"])
 def test_soft_bow_plugins_flush_subnormals_by_default_and_old_records_keep_them(name):
     from lfabench.registry import get_plugin
