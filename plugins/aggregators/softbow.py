@@ -124,7 +124,8 @@ class SoftHistograms:
         self.flush_subnormals = bool(flush_subnormals)
         self.smallest_normal = np.finfo(self.dtype).tiny
         self.X = np.ascontiguousarray(X, dtype=self.dtype)
-        self.sq_norms = np.einsum("ij,ij->i", X, X, dtype=np.float64).astype(self.dtype)
+        sq_norms = np.einsum("ij,ij->i", X, X, dtype=np.float64)
+        self.sq_norms = sq_norms.astype(self.dtype)
         self.offsets = np.asarray(offsets, dtype=np.int64)
         counts = np.diff(self.offsets)
         weights = np.repeat(1.0 / np.maximum(counts, 1), counts).astype(self.dtype)
@@ -139,8 +140,7 @@ class SoftHistograms:
             owner = np.repeat(np.arange(hi - lo), counts[lo:hi])        # each row's image, in the block
             self.blocks.append((lo, hi, r0, r1, pool, owner))
         # each block's largest descriptor norm: bounds the spread of its linear logits (logit_spreads)
-        norms = np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64))
-        self.block_max_norms = np.array([norms[r0:r1].max(initial=0.0) for _, _, r0, r1, _, _ in self.blocks])
+        self.block_max_norms = np.sqrt([sq_norms[r0:r1].max(initial=0.0) for _, _, r0, r1, _, _ in self.blocks])
         self.n_samples = len(self.offsets) - 1
         self._saved = None
         self._weighted_X = None
@@ -170,8 +170,7 @@ class SoftHistograms:
         sq = np.einsum("ij,ij->i", rows, rows)
         pair = np.sqrt(max(float(np.max(sq[:, None] + sq[None, :] - 2.0 * rows @ rows.T, initial=0.0)), 0.0))
         if kind == "linear":
-            b = np.asarray(params[1], dtype=np.float64)
-            return self.block_max_norms * pair + float(np.ptp(b)) if b.size else self.block_max_norms * pair
+            return self.block_max_norms * pair + float(np.ptp(np.asarray(params[1], dtype=np.float64)))
         return np.full(len(self.blocks), pair / params[2])
 
     def _params(self, kind: str, params):
