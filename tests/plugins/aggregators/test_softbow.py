@@ -183,7 +183,6 @@ def test_objectives_float32_agree_with_the_float64_reference():
         assert np.linalg.norm(g - g_ref) <= 1e-4 * np.linalg.norm(g_ref), name
 
 
-
 @pytest.mark.parametrize("kind", KINDS)
 def test_flushed_subnormal_memberships_are_zero_and_change_the_histograms_and_gradients_below_rounding(kind):
     """With ``flush_subnormals`` no membership is subnormal: those whose exponential is below K x the smallest
