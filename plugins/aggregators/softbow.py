@@ -230,14 +230,16 @@ class SoftHistograms:
         K = dS.shape[1]
         colsum = np.zeros(K)
         MtX = np.zeros((K, self.X.shape[1]))
-        dS, exponent = np.asarray(dS, dtype=np.float64), 0
-        peak = float(np.max(np.abs(dS), initial=0.0))
-        if self.flush_subnormals and 0.0 < peak < np.inf:
-            # scaling by a power of two is exact in either direction, so the results are the unscaled path's
-            # wherever that one had no subnormal intermediate
-            exponent = BACKWARD_PEAK_EXPONENT - int(np.frexp(peak)[1])
-            dS = np.ldexp(dS, exponent)
-        dS = dS.astype(self.dtype)
+        exponent = 0
+        if self.flush_subnormals:
+            dS = np.asarray(dS, dtype=np.float64)
+            peak = float(np.max(np.abs(dS), initial=0.0))
+            if 0.0 < peak < np.inf:
+                # scaling by a power of two is exact in either direction, so the results are the unscaled path's
+                # wherever that one had no subnormal intermediate
+                exponent = BACKWARD_PEAK_EXPONENT - int(np.frexp(peak)[1])
+                dS = np.ldexp(dS, exponent)
+        dS = np.asarray(dS, dtype=self.dtype)
         for (lo, hi, r0, r1, _, owner), (U, D) in zip(self.blocks, saved):
             # dL/du_j = dS[image of j] / N_image (P^T dS): the 1/N_image is folded into the rows of X and
             # into the column sums (weighted_X, weights), so the block gathers rows of dS and nothing else
