@@ -47,6 +47,49 @@ def _dot(a, b, n):
     return (s0 + s1) + (s2 + s3)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _score(a, excluded):
+    """An atom's selection score ``|a| - excluded`` (``excluded``: 0, or inf once in the support); -1 for NaN.
+
+    Scores are >= +0, or negative (-inf, -1) for what cannot be selected, so their float64 bits ordered as
+    int64 order the selectable ones as the floats (:func:`_first_max`)."""
+    score = abs(a) - excluded
+    return score if score == score else -1.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _update_scores(alpha, excluded, row, inv, zt, score, K):
+    """``row *= inv``, ``alpha -= zt row`` and ``score[m] = _score(alpha[m], excluded[m])``, in one pass.
+
+    The same operations on each entry as separate loops (so the same bits), over the [K] arrays once."""
+    for m in range(K):
+        r = row[m] * inv
+        row[m] = r
+        a = alpha[m] - zt * r
+        alpha[m] = a
+        score[m] = _score(a, excluded[m])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _first_max(keys, K):
+    """The first ``m`` of largest score, -1 if no score is >= 0; ``keys`` [K] int64: the scores' float64 bits.
+
+    As a running ``score > best`` search from ``best = -1`` finds it (the first of equal maxima; NaN, which
+    that search never takes, scores -1), in two loops that need no chain of dependent compare-and-selects:
+    an integer maximum (non-negative floats order as their bits; it vectorises) and the first equal key.
+    """
+    best = np.int64(-1)
+    for m in range(K):
+        key = keys[m]
+        best = key if key > best else best
+    if best < 0:
+        return -1
+    for m in range(K):
+        if keys[m] == best:
+            return m
+    return -1
+
+
 @njit(cache=True, nogil=True)
 def gram_omp(alpha0, G, n_nonzero, eps):
     """OMP codes from correlations ``alpha0`` [n, K] = Y D^T and the Gram matrix ``G`` [K, K] = D D^T.
@@ -72,19 +115,16 @@ def gram_omp(alpha0, G, n_nonzero, eps):
     z = np.empty(T)
     alpha = np.empty(K)
     excluded = np.zeros(K)                                # 0, or inf once the atom is in the support
+    score = np.empty(K)
+    keys = score.view(np.int64)                           # the scores' bits, for _first_max
     for i in range(n):
         for m in range(K):
             alpha[m] = alpha0[i, m]
             excluded[m] = 0.0
+            score[m] = _score(alpha[m], 0.0)
+        k = _first_max(keys, K)
         s = 0
         for t in range(T):
-            k = -1
-            best = -1.0
-            for m in range(K):                            # branch-free: an atom in the support scores -inf
-                a = abs(alpha[m]) - excluded[m]
-                take = a > best
-                best = a if take else best
-                k = m if take else k
             if k < 0 or alpha[k] * alpha[k] < eps:       # nothing left to represent
                 break
             w2 = 0.0
@@ -125,15 +165,13 @@ def gram_omp(alpha0, G, n_nonzero, eps):
                     row[m] -= c * Vj[m]
                 j += 1
             inv = 1.0 / lkk
-            for m in range(K):
-                row[m] *= inv
             zt = alpha[k] * inv
             z[t] = zt
-            for m in range(K):
-                alpha[m] -= zt * row[m]
             support[i, t] = k
-            excluded[k] = np.inf
+            excluded[k] = np.inf                           # an atom in the support scores -inf
             s = t + 1
+            _update_scores(alpha, excluded, row, inv, zt, score, K)
+            k = _first_max(keys, K)                       # the next step's atom
         for t in range(s - 1, -1, -1):                    # L^T x = z
             acc = z[t]
             for j in range(t + 1, s):

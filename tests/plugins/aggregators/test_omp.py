@@ -163,6 +163,44 @@ def test_class_rows_give_the_codes_of_the_stacked_signals():
     np.testing.assert_allclose(batch_omp(stacked, D, 6), want, rtol=1e-9, atol=1e-11)
 
 
+def running_first_max(scores):
+    """The first index of the largest score by a running ``score > best`` scan from -1 (-1 if none is taken)."""
+    best, k = -1.0, -1
+    for m, score in enumerate(scores):
+        if score > best:
+            best, k = score, m
+    return k
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_selection_takes_the_first_largest_score_as_a_running_scan(seed):
+    """Batch-OMP's atom choice by integer keys equals a running search: ties go to the first, an atom in the
+    support (excluded: inf) or a NaN correlation is never chosen, and nothing selectable gives -1."""
+    rng = np.random.default_rng(seed)
+    K = int(rng.integers(1, 40))
+    alpha = rng.choice([0.0, -0.0, 0.25, -0.25, 0.5, -0.5, 1.0, np.inf, -np.inf, np.nan], size=K)
+    excluded = np.where(rng.random(K) < 0.3, np.inf, 0.0)
+    if seed == 0:
+        excluded[:] = np.inf                                   # every atom in the support
+    score = np.array([omp_kernels._score(a, e) for a, e in zip(alpha, excluded)])
+    with np.errstate(invalid="ignore"):
+        want = running_first_max(np.abs(alpha) - excluded)
+    assert omp_kernels._first_max(score.view(np.int64), K) == want
+    if seed == 0:
+        assert want == -1
+
+
+def test_the_first_atom_is_the_first_of_equal_largest_correlations():
+    rng = np.random.default_rng(0)
+    D = normalize_atoms(rng.normal(size=(12, 6)))
+    alpha0 = np.round(rng.normal(size=(300, 12)) * 2) / 2    # many ties in |alpha0|
+    support, _, count = omp_kernels.gram_omp(alpha0, D @ D.T, 1, EPS)
+    nonzero = np.abs(alpha0).max(axis=1) ** 2 >= EPS
+    np.testing.assert_array_equal(count, nonzero.astype(np.int64))
+    np.testing.assert_array_equal(support[nonzero, 0], np.argmax(np.abs(alpha0), axis=1)[nonzero])
+    assert np.mean(np.sum(np.abs(alpha0) == np.abs(alpha0).max(axis=1, keepdims=True), axis=1) > 1) > 0.1
+
+
 def test_compiled_kernels_equal_their_python_form():
     """The fallback without numba runs the same functions as Python: the same bits (no reassociation)."""
     Y, P, lab, D = stacked_problem(n=80)

@@ -1,0 +1,136 @@
+"""LC-KSVD2's Batch-OMP kernel against its form at another revision, alternately in one process, on real data.
+
+    OMP_NUM_THREADS=1 python benchmarks/omp_kernel.py [--against REV] [--descriptors sift daisy] [--repeats 3]
+        [--fit]
+
+The setting of ``benchmarks/suite/lcksvd.py`` (the ``knn`` evaluator's seed-0 split of the shared Fifteen Scene
+copy, K = 450 atoms, T = 30): ``gram_omp`` of ``plugins/aggregators/omp_kernels.py`` at ``REV`` (read with
+``git show``, default ``HEAD``) and of the working tree, alternately, on one BLAS thread, for the 30,000 training
+descriptors on their initial atoms, the same signals stacked with their label rows on the stacked atoms, and
+20,000 test descriptors on the initial atoms. Printed per case: CPU seconds of each (best of ``repeats``), their
+ratio, the kernel's multiply-adds per second (the Cholesky columns, ``n K T (T - 1) / 2``), and whether the
+supports, coefficients and counts are the same bits. ``--fit`` also fits ``LCKSVD2(random_state=0, n_iter=5,
+init_iter=2)`` on the training bags with each kernel (patched into ``omp.py``) and compares the dictionaries
+and transforms bit for bit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "benchmarks"))
+from suite.lcksvd import LcksvdStages, T  # noqa: E402
+
+
+def kernels_at(revision: str):
+    """The ``omp_kernels`` module at ``revision``, loaded from ``git show`` (it imports numpy and numba only)."""
+    source = subprocess.run(["git", "show", f"{revision}:plugins/aggregators/omp_kernels.py"], cwd=REPO,
+                            check=True, capture_output=True, text=True).stdout
+    path = Path(tempfile.mkdtemp()) / "omp_kernels_at_revision.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location("omp_kernels_at_revision", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def cpu(fn) -> tuple[float, object]:
+    """``(CPU seconds, result)`` of ``fn()``."""
+    start = time.process_time()
+    out = fn()
+    return time.process_time() - start, out
+
+
+def same_bits(a, b) -> bool:
+    return all(np.array_equal(x, y) for x, y in zip(a, b))
+
+
+def kernel_cases(stages: LcksvdStages) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """``{case: (alpha0 [n, K], G [K, K])}`` of the three OMP problems of an LC-KSVD2 fit and transform."""
+    from lfabench_plugins.aggregators.omp import normalize_atoms
+
+    D = normalize_atoms(stages.D0)
+    stacked = normalize_atoms(stages.D_new0)
+    d = stages.Y.shape[1]
+    stacked_alpha = stages.Y @ stacked[:, :d].T + (stages.class_rows @ stacked[:, d:].T)[stages.labels]
+    return {"training descriptors": (stages.Y @ D.T, D @ D.T),
+            "stacked signals": (stacked_alpha, stacked @ stacked.T),
+            "test descriptors (20,000)": (stages.test[:20_000] @ D.T, D @ D.T)}
+
+
+def compare_fits(bags, old) -> None:
+    """A short LC-KSVD2 fit and transform with ``old``'s kernel and with the working tree's, once each."""
+    from lfabench_plugins.aggregators import omp
+    from lfabench.registry import get_plugin
+
+    train, labels, _, test, _ = bags
+    current = omp.gram_omp
+    results = {}
+    for name, kernel in (("before", old.gram_omp), ("after", current)):
+        omp.gram_omp = kernel
+        try:
+            est = get_plugin("aggregator", "lcksvd2")(random_state=0, n_iter=5, init_iter=2)
+            fit_s, _ = cpu(lambda: est.fit(train, labels))
+            transform_s, features = cpu(lambda: est.transform(test))
+        finally:
+            omp.gram_omp = current
+        results[name] = (fit_s, transform_s, est.dictionary_, features)
+    (fb, tb, Db, Fb), (fa, ta, Da, Fa) = results["before"], results["after"]
+    print(f"  LCKSVD2(n_iter=5, init_iter=2) fit {fb:8.2f} s -> {fa:8.2f} s ({fb / fa:.2f}x); "
+          f"transform of the test images {tb:.2f} s -> {ta:.2f} s ({tb / ta:.2f}x); "
+          f"dictionary same bits: {np.array_equal(Db, Da)}, features same bits: {np.array_equal(Fb, Fa)}")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--against", default="HEAD", help="the revision whose kernel is timed and compared")
+    parser.add_argument("--descriptors", nargs="+", default=["sift", "daisy"])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--fit", action="store_true", help="also a short LC-KSVD2 fit with each kernel")
+    args = parser.parse_args(argv)
+    from lfabench_plugins.aggregators import omp_kernels
+
+    old = kernels_at(args.against)
+    eps = float(np.finfo(np.float64).eps)
+    with threadpool_limits(1):
+        for descriptor in args.descriptors:
+            stages = LcksvdStages()
+            try:
+                stages.setup(descriptor)
+            except NotImplementedError as exc:
+                print(f"{descriptor}: skipped ({exc})")
+                continue
+            print(f"{descriptor} (K = {stages.D0.shape[0]}, T = {T}; kernel {args.against} -> working tree)")
+            for case, (alpha0, G) in kernel_cases(stages).items():
+                old.gram_omp(alpha0[:8], G, T, eps)                 # compile outside the timing
+                omp_kernels.gram_omp(alpha0[:8], G, T, eps)
+                t_old = t_new = np.inf
+                for _ in range(args.repeats):
+                    s, before = cpu(lambda: old.gram_omp(alpha0, G, T, eps))
+                    t_old = min(t_old, s)
+                    s, after = cpu(lambda: omp_kernels.gram_omp(alpha0, G, T, eps))
+                    t_new = min(t_new, s)
+                n, K = alpha0.shape
+                madds = n * K * T * (T - 1) / 2
+                print(f"  {case:28s} {t_old:7.2f} s -> {t_new:7.2f} s ({t_old / t_new:.2f}x), "
+                      f"{madds / t_old / 1e9:.1f} -> {madds / t_new / 1e9:.1f} G multiply-adds/s, "
+                      f"same bits: {same_bits(before, after)}")
+            if args.fit:
+                from suite.cases import split_bags
+
+                compare_fits(split_bags("scene15", descriptor), old)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
