@@ -275,8 +275,9 @@ def update_atoms(Y, P, labels, D, support, coef, count, free):
                 slot[fill[k]] = s
                 fill[k] += 1
     replaced = np.zeros(K, dtype=np.bool_)
-    # residual norms for the dead-atom choice, kept current lazily: an update changes only omega_k's
-    err = residual_norms(Y, P, labels, D, support, coef, count)
+    # residual norms for the dead-atom choice, computed at the first dead atom (most passes have none), then kept
+    # current lazily: an update changes only omega_k's (a signal whose coefficient for atom k is 0 keeps its norm)
+    err = np.empty(0)
     dirty = np.zeros(n, dtype=np.bool_)
     n_dirty = 0
     r = np.empty(p)
@@ -287,7 +288,12 @@ def update_atoms(Y, P, labels, D, support, coef, count, free):
     for k in range(K):
         a, b = users[k], users[k + 1]
         if a == b:
-            if n_dirty:
+            if err.shape[0] == 0:
+                err = residual_norms(Y, P, labels, D, support, coef, count)
+                for i in range(n):
+                    dirty[i] = False
+                n_dirty = 0
+            elif n_dirty:
                 for i in range(n):
                     if dirty[i]:
                         err[i] = _residual_norm(Y, P, labels, D, support, coef, count, i, r)
