@@ -1,7 +1,7 @@
 """LC-KSVD2's Batch-OMP and atom-update kernels against another revision's, alternately in one process, on real data.
 
     OMP_NUM_THREADS=1 python benchmarks/omp_kernel.py [--against REV] [--descriptors sift daisy] [--repeats 3]
-        [--fit]
+        [--fit [--fit-iters N_ITER INIT_ITER]]
 
 The setting of ``benchmarks/suite/lcksvd.py`` (the ``knn`` evaluator's seed-0 split of the shared Fifteen Scene
 copy, K = 450 atoms, T = 30): ``gram_omp`` of ``plugins/aggregators/omp_kernels.py`` at ``REV`` (read with
@@ -10,8 +10,9 @@ descriptors on their initial atoms, the same signals stacked with their label ro
 20,000 test descriptors on the initial atoms; then ``update_atoms`` (K-SVD's atom updates) on the stacked
 signals' codes. Printed per case: CPU seconds of each (best of ``repeats``), their ratio, the OMP kernel's
 multiply-adds per second (the Cholesky columns, ``n K T (T - 1) / 2``), and whether the outputs are the same
-bits. ``--fit`` also fits ``LCKSVD2(random_state=0, n_iter=5, init_iter=2)`` on the training bags with each
-revision's kernels (patched into ``omp.py``) and compares the dictionaries and transforms bit for bit.
+bits. ``--fit`` also fits ``LCKSVD2(random_state=0, n_iter=5, init_iter=2)`` (``--fit-iters 50 20``: the paper's
+iterations) on the training bags with each revision's kernels (patched into ``omp.py``) and compares the
+dictionaries and transforms bit for bit.
 """
 
 from __future__ import annotations
@@ -68,8 +69,8 @@ def kernel_cases(stages: LcksvdStages) -> dict[str, tuple[np.ndarray, np.ndarray
             "test descriptors (20,000)": (stages.test[:20_000] @ D.T, D @ D.T)}
 
 
-def compare_fits(bags, old) -> None:
-    """A short LC-KSVD2 fit and transform with ``old``'s kernels and with the working tree's, once each."""
+def compare_fits(bags, old, n_iter: int, init_iter: int) -> None:
+    """An LC-KSVD2 fit and transform with ``old``'s kernels and with the working tree's, once each."""
     from lfabench_plugins.aggregators import omp
     from lfabench.registry import get_plugin
 
@@ -79,14 +80,14 @@ def compare_fits(bags, old) -> None:
     for name, (gram_omp, update_atoms) in (("before", (old.gram_omp, old.update_atoms)), ("after", current)):
         omp.gram_omp, omp.update_atoms = gram_omp, update_atoms
         try:
-            est = get_plugin("aggregator", "lcksvd2")(random_state=0, n_iter=5, init_iter=2)
+            est = get_plugin("aggregator", "lcksvd2")(random_state=0, n_iter=n_iter, init_iter=init_iter)
             fit_s, _ = cpu(lambda: est.fit(train, labels))
             transform_s, features = cpu(lambda: est.transform(test))
         finally:
             omp.gram_omp, omp.update_atoms = current
         results[name] = (fit_s, transform_s, est.dictionary_, features)
     (fb, tb, Db, Fb), (fa, ta, Da, Fa) = results["before"], results["after"]
-    print(f"  LCKSVD2(n_iter=5, init_iter=2) fit {fb:8.2f} s -> {fa:8.2f} s ({fb / fa:.2f}x); "
+    print(f"  LCKSVD2(n_iter={n_iter}, init_iter={init_iter}) fit {fb:8.2f} s -> {fa:8.2f} s ({fb / fa:.2f}x); "
           f"transform of the test images {tb:.2f} s -> {ta:.2f} s ({tb / ta:.2f}x); "
           f"dictionary same bits: {np.array_equal(Db, Da)}, features same bits: {np.array_equal(Fb, Fa)}")
 
@@ -124,7 +125,9 @@ def main(argv=None) -> int:
     parser.add_argument("--against", default="HEAD", help="the revision whose kernel is timed and compared")
     parser.add_argument("--descriptors", nargs="+", default=["sift", "daisy"])
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--fit", action="store_true", help="also a short LC-KSVD2 fit with each kernel")
+    parser.add_argument("--fit", action="store_true", help="also an LC-KSVD2 fit with each revision's kernels")
+    parser.add_argument("--fit-iters", type=int, nargs=2, default=[5, 2], metavar=("N_ITER", "INIT_ITER"),
+                        help="that fit's n_iter and init_iter (the paper's: 50 20)")
     args = parser.parse_args(argv)
     from lfabench_plugins.aggregators import omp_kernels
 
@@ -157,7 +160,7 @@ def main(argv=None) -> int:
             if args.fit:
                 from suite.cases import split_bags
 
-                compare_fits(split_bags("scene15", descriptor), old)
+                compare_fits(split_bags("scene15", descriptor), old, *args.fit_iters)
     return 0
 
 
