@@ -275,8 +275,8 @@ def update_atoms(Y, P, labels, D, support, coef, count, free):
                 slot[fill[k]] = s
                 fill[k] += 1
     replaced = np.zeros(K, dtype=np.bool_)
-    # residual norms for the dead-atom choice, computed at the first dead atom (most passes have none), then kept
-    # current lazily: an update changes only omega_k's (a signal whose coefficient for atom k is 0 keeps its norm)
+    # residual norms for the dead-atom choice, computed at the first dead atom (a pass without one never reads
+    # them), then kept current lazily: an update changes only omega_k's (a zero coefficient keeps a norm as it is)
     err = np.empty(0)
     dirty = np.zeros(n, dtype=np.bool_)
     n_dirty = 0
