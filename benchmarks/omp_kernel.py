@@ -18,10 +18,7 @@ dictionaries and transforms bit for bit.
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -30,19 +27,8 @@ from threadpoolctl import threadpool_limits
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
+from revisions import module_at  # noqa: E402
 from suite.lcksvd import LcksvdStages, T  # noqa: E402
-
-
-def kernels_at(revision: str):
-    """The ``omp_kernels`` module at ``revision``, loaded from ``git show`` (it imports numpy and numba only)."""
-    source = subprocess.run(["git", "show", f"{revision}:plugins/aggregators/omp_kernels.py"], cwd=REPO,
-                            check=True, capture_output=True, text=True).stdout
-    path = Path(tempfile.mkdtemp()) / "omp_kernels_at_revision.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location("omp_kernels_at_revision", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def cpu(fn) -> tuple[float, object]:
@@ -131,7 +117,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     from lfabench_plugins.aggregators import omp_kernels
 
-    old = kernels_at(args.against)
+    old = module_at(args.against, "plugins/aggregators/omp_kernels.py", "lfabench_plugins.aggregators")
     eps = float(np.finfo(np.float64).eps)
     with threadpool_limits(1):
         for descriptor in args.descriptors:

@@ -20,10 +20,7 @@ CPU seconds of this process, alternately, ``repeats`` times each:
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -33,6 +30,7 @@ from threadpoolctl import threadpool_limits
 from lfabench.dataset import Dataset, RetrievalGroundTruth
 from lfabench.evaluate import Split
 from lfabench.registry import get_plugin
+from revisions import module_at
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -60,15 +58,7 @@ def setting(n: int, n_queries: int, dim: int, seed: int = 0):
 
 def evaluator_at(revision: str):
     """The ``Retrieval`` class of ``plugins/evaluators/retrieval.py`` at ``revision``, loaded from ``git show``."""
-    source = subprocess.run(["git", "show", f"{revision}:plugins/evaluators/retrieval.py"], cwd=REPO, check=True,
-                            capture_output=True, text=True).stdout
-    folder = Path(tempfile.mkdtemp())
-    path = folder / "retrieval_at_revision.py"
-    path.write_text(source.replace("from .splits import", "from lfabench_plugins.evaluators.splits import"))
-    spec = importlib.util.spec_from_file_location("retrieval_at_revision", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.Retrieval
+    return module_at(revision, "plugins/evaluators/retrieval.py", "lfabench_plugins.evaluators").Retrieval
 
 
 def distances(features, db, queries, chunk: int = 256) -> None:

@@ -1,0 +1,30 @@
+"""A module of this repository as it was at another revision, for the scripts that time old code beside new.
+
+    from revisions import module_at        # benchmarks/ is on sys.path when a script of it runs
+    old = module_at("HEAD~1", "plugins/aggregators/omp_kernels.py", "lfabench_plugins.aggregators")
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import tempfile
+from pathlib import Path
+from types import ModuleType
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def module_at(revision: str, path: str, package: str) -> ModuleType:
+    """The file ``path`` (relative to the repository root) at ``revision``, read with ``git show`` and imported from
+    a temporary folder as ``<package>.<name>_at_revision``: its relative imports (``from .splits import ...``)
+    resolve in the installed ``package``, so they load this checkout's sibling modules."""
+    source = subprocess.run(["git", "show", f"{revision}:{path}"], cwd=REPO, check=True, capture_output=True,
+                            text=True).stdout
+    stem = f"{Path(path).stem}_at_revision"
+    file = Path(tempfile.mkdtemp()) / f"{stem}.py"
+    file.write_text(source)
+    spec = importlib.util.spec_from_file_location(f"{package}.{stem}", file)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
