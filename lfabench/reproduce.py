@@ -92,6 +92,13 @@ def compare(before: dict, after: dict, path: str) -> Outcome:
     return Outcome(path, "identical", None, m0, m1)
 
 
+def sparse_scheme(record: dict) -> str:
+    """How the record's ``fitted`` fingerprint digested sparse fitted matrices
+    (:data:`~lfabench.fingerprint.SPARSE_SCHEMES`): its ``fingerprints.fitted_sparse``, ``"dense"`` for a record
+    without it."""
+    return str((record.get("fingerprints") or {}).get("fitted_sparse") or "dense")
+
+
 def cpu_kind(record: dict) -> tuple:
     """What makes a record's floating-point results CPU-specific: its machine's SIMD flags and each BLAS kernel
     (:func:`~lfabench.provenance.recorded_machine`)."""
@@ -136,7 +143,8 @@ def _fill_missing(params: dict, introduced: dict) -> dict:
 
 def rerun(path: Path, use_cache: bool = True, quiet: bool = True) -> Outcome:
     """Rerun one record's config with the current code into a temporary folder and compare (:func:`compare`);
-    parameters added to its plugins since take the value that reproduces it (:func:`with_introduced_params`)."""
+    parameters added to its plugins since take the value that reproduces it (:func:`with_introduced_params`), and the
+    rerun digests sparse fitted matrices as the record did (:func:`sparse_scheme`)."""
     rec = read_record(path)
     cfg = with_introduced_params(dict(rec["config"]))
     if not use_cache:
@@ -147,7 +155,8 @@ def rerun(path: Path, use_cache: bool = True, quiet: bool = True) -> Outcome:
         try:
             with contextlib.redirect_stdout(sink) if quiet else contextlib.nullcontext():
                 after = run_benchmark(cfg, Path(tmp) / "run", setting=rec.get("setting") or None,
-                                      time_limit_s=rec.get("time_limit_s"), isolate=rec.get("isolate") or "none")
+                                      time_limit_s=rec.get("time_limit_s"), isolate=rec.get("isolate") or "none",
+                                      sparse_fingerprint=sparse_scheme(rec))
         except Exception as exc:  # the rerun's failure is the finding, reported per record
             return Outcome(str(path), "failed", None, rec.get("metrics") or {}, {},
                            f"; {type(exc).__name__}: {exc}")

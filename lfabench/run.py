@@ -59,7 +59,7 @@ def _build(spec, params: dict[str, Any], kind: str):
 
 def run_benchmark(cfg: dict[str, Any], run_dir: Path | str, setting: dict[str, Any] | None = None,
                   time_limit_s: float | None = None, isolate: str | None = "none",
-                  on_stage=None, observe=None) -> dict[str, Any]:
+                  on_stage=None, observe=None, sparse_fingerprint: str = "csr") -> dict[str, Any]:
     """Run one configuration and write ``run_dir/result.json``; returns the record.
 
     ``on_stage`` (optional) is called with each stage's name as it starts (``config``, ``dataset``,
@@ -85,11 +85,16 @@ def run_benchmark(cfg: dict[str, Any], run_dir: Path | str, setting: dict[str, A
     fresh child process that is killed at the time limit, however it hangs
     (:func:`lfabench.isolation.call_in_child`), and a child that crashes fails this run only
     (:class:`lfabench.isolation.RunProcessDied`).
+
+    ``sparse_fingerprint``: how the ``fitted`` fingerprint digests a sparse fitted matrix
+    (:data:`lfabench.fingerprint.SPARSE_SCHEMES`, recorded as ``fingerprints.fitted_sparse``); ``lfabench
+    reproduce`` passes ``"dense"`` for a record without that field.
     """
     isolate = "none" if isolate is None else isolate
     if isolate == "process" and _time_limit_problem(time_limit_s) is None:
-        return _run_isolated(cfg, Path(run_dir), setting, time_limit_s)
-    return _run_here(cfg, run_dir, setting, time_limit_s, isolate, on_stage=on_stage, observe=observe)
+        return _run_isolated(cfg, Path(run_dir), setting, time_limit_s, sparse_fingerprint)
+    return _run_here(cfg, run_dir, setting, time_limit_s, isolate, on_stage=on_stage, observe=observe,
+                     sparse_fingerprint=sparse_fingerprint)
 
 
 def _time_limit_problem(time_limit_s) -> str | None:
@@ -112,7 +117,7 @@ def _recorder(cfg: dict[str, Any], run_dir: Path | str, setting: dict[str, Any] 
 
 
 def _run_here(cfg: dict[str, Any], run_dir: Path | str, setting: dict[str, Any] | None, time_limit_s,
-              isolate, report=None, on_stage=None, observe=None) -> dict[str, Any]:
+              isolate, report=None, on_stage=None, observe=None, sparse_fingerprint: str = "csr") -> dict[str, Any]:
     """The run in this process; ``report`` (an isolated run's child) receives ``(stage, snapshot)`` as each
     stage starts, and the parent, not ``SIGALRM``, enforces the time limit."""
     rec = _recorder(cfg, run_dir, setting, time_limit_s, isolate)
@@ -136,7 +141,7 @@ def _run_here(cfg: dict[str, Any], run_dir: Path | str, setting: dict[str, Any] 
         if threads is not None:  # the BLAS pools run this many threads whatever `threads` is (lfabench.threads)
             rec.data["determinism"]["blas_threads"] = BLAS_THREADS
         with signals_interrupt_run(), fixed_threads(threads), time_limit(None if report is not None else time_limit_s):
-            metrics = _run_stages(rec, cfg, cfg.get("seed", 0), observe)
+            metrics = _run_stages(rec, cfg, cfg.get("seed", 0), observe, sparse_fingerprint)
     except BaseException as exc:
         try:
             rec.finish_failed(exc, status="interrupted" if isinstance(exc, RunInterrupted) else "failed")
@@ -178,17 +183,21 @@ def _unsaved(rec: RunRecorder, error: OSError) -> str:
             f"{metrics}; {where}")
 
 
-def _child_run(cfg: dict[str, Any], run_dir: str, setting: dict[str, Any] | None, time_limit_s, report):
+def _child_run(cfg: dict[str, Any], run_dir: str, setting: dict[str, Any] | None, time_limit_s, sparse_fingerprint,
+               report):
     """What the child process of an isolated run does (module level: the child imports it by name)."""
-    return _run_here(cfg, run_dir, setting, time_limit_s, "process", report=report)
+    return _run_here(cfg, run_dir, setting, time_limit_s, "process", report=report,
+                     sparse_fingerprint=sparse_fingerprint)
 
 
-def _run_isolated(cfg: dict[str, Any], run_dir: Path, setting: dict[str, Any] | None, time_limit_s) -> dict[str, Any]:
+def _run_isolated(cfg: dict[str, Any], run_dir: Path, setting: dict[str, Any] | None, time_limit_s,
+                  sparse_fingerprint: str = "csr") -> dict[str, Any]:
     """The run in a child process; when the child is killed at the time limit or dies, its record is
     finished here from its last report (stage, timings so far) and the error is raised."""
     try:
         with signals_interrupt_run():
-            out = call_in_child(_child_run, (cfg, str(run_dir), setting, time_limit_s), time_limit_s)
+            out = call_in_child(_child_run, (cfg, str(run_dir), setting, time_limit_s, sparse_fingerprint),
+                                time_limit_s)
     except RunInterrupted as exc:  # the child was killed on the way out; its own record, if it wrote one, stays
         if not _finished_record(run_dir):
             _recorder(cfg, run_dir, setting, time_limit_s, "process").finish_failed(exc, status="interrupted")
@@ -230,7 +239,8 @@ def _finished_record(run_dir: Path) -> bool:
         return False
 
 
-def _run_stages(rec: RunRecorder, cfg: dict[str, Any], raw_seed, observe=None) -> dict[str, float]:
+def _run_stages(rec: RunRecorder, cfg: dict[str, Any], raw_seed, observe=None,
+                sparse_fingerprint: str = "csr") -> dict[str, float]:
     """The stages of one run, each timed in ``rec``; returns the metrics. ``observe``: see :func:`run_benchmark`."""
     observe = observe or (lambda stage, value: None)
     with rec.stage("config"):  # every parameter is checked, every plugin built, before anything is computed
@@ -295,7 +305,8 @@ def _run_stages(rec: RunRecorder, cfg: dict[str, Any], raw_seed, observe=None) -
         fit_bags = bags.subset(fit.indices)
         fit_features = fit_aggregator(aggregator, fit_bags, fit.labels)
     rec.data["fit_cache"] = drain_cache_events()  # fitted arrays (codebooks, GMMs) reused from the cache
-    rec.data["fingerprints"]["fitted"] = fitted_fingerprint(aggregator)
+    rec.data["fingerprints"]["fitted"] = fitted_fingerprint(aggregator, sparse_fingerprint)
+    rec.data["fingerprints"]["fitted_sparse"] = sparse_fingerprint
     if callable(getattr(aggregator, "record_info", None)):  # plain scikit-learn style plugins may lack it
         rec.data["fit_info"] = aggregator.record_info()
     support = aggregator.prototype_support() if callable(getattr(aggregator, "prototype_support", None)) else None
@@ -313,7 +324,7 @@ def _run_stages(rec: RunRecorder, cfg: dict[str, Any], raw_seed, observe=None) -
         del fit_features
         split.empty_rows = scored.counts == 0  # protocols keep samples without descriptors from matching
     if searches:  # what it scores with: its fitted arrays and its index (the plugin's ``name_`` attributes)
-        rec.data["fingerprints"]["features"] = fitted_fingerprint(aggregator)
+        rec.data["fingerprints"]["features"] = fitted_fingerprint(aggregator, sparse_fingerprint)
         if callable(getattr(aggregator, "record_info", None)):  # index statistics join the fit's
             rec.data["fit_info"] = aggregator.record_info()
     else:

@@ -196,10 +196,12 @@ def predictions_fingerprint(arrays: Mapping[str, np.ndarray]) -> str:
             a = np.array(FINGERPRINT_NAMES[str(np.asarray(a))])
         if not hasattr(a, "blocks"):
             a = np.ascontiguousarray(a)
-        blocks = a.blocks() if hasattr(a, "blocks") else (a,)
         h.update(f"{name}:{a.dtype.str}{a.shape}".encode())
-        for block in blocks:
-            h.update(block.tobytes())
+        if hasattr(a, "blocks"):
+            for block in a.blocks():  # C-contiguous numeric blocks, hashed in place: the bytes tobytes() gives
+                h.update(block)
+        else:
+            h.update(a.tobytes())
     return h.hexdigest()
 
 

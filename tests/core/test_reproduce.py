@@ -109,3 +109,32 @@ def test_an_option_added_inside_a_group_is_filled_key_by_key():
     bare = {"aggregator": {"name": "prolfa", "params": {}}}
     assert with_introduced_params(bare)["aggregator"]["params"] == \
         {"solver": {"admm_patience": None, "spectral_norm": "svd"}}
+
+
+def test_a_record_digests_sparse_fitted_matrices_as_its_rerun_does(tmp_path):
+    """ProLFA's selection is sparse: a run records it in the CSR scheme and names it; a record without the name
+    (written when the dense scheme was the only one) reruns in the dense scheme, so both reproduce identically;
+    a dense digest relabelled as CSR is the first difference."""
+    from lfabench.fingerprint import fitted_fingerprint
+
+    cfg = {"dataset": {"name": "digits", "params": {"n_samples": 100}}, "descriptor": {"name": "patches"},
+           "aggregator": {"name": "prolfa", "params": {"n_prototypes": 8, "random_state": 0}},
+           "evaluator": {"name": "knn", "params": {"k": 1}}, "seed": 0, "cache": False}
+    now = run_benchmark(cfg, tmp_path / "now" / "records" / "r")
+    assert now["fingerprints"]["fitted_sparse"] == "csr"
+    old_path = tmp_path / "old" / "records" / "r" / "result.json"
+    old = run_benchmark(cfg, old_path.parent, sparse_fingerprint="dense")
+    assert old["fingerprints"]["fitted"] != now["fingerprints"]["fitted"]
+    assert {k: v for k, v in old["fingerprints"].items() if k not in ("fitted", "fitted_sparse")} == \
+        {k: v for k, v in now["fingerprints"].items() if k not in ("fitted", "fitted_sparse")}
+    del old["fingerprints"]["fitted_sparse"]
+    old_path.write_text(json.dumps(old))
+    for root in (tmp_path / "now", tmp_path / "old"):
+        (outcome,) = reproduce_board(root, sample=1)
+        assert outcome.identical, str(outcome)
+    old["fingerprints"]["fitted_sparse"] = "csr"
+    old_path.write_text(json.dumps(old))
+    (outcome,) = reproduce_board(tmp_path / "old", sample=1)
+    assert outcome.first_difference == "fitted"
+    with pytest.raises(ValueError, match="sparse='coo'"):
+        fitted_fingerprint(object(), sparse="coo")

@@ -193,7 +193,8 @@ def test_records_store_predictions_or_say_there_are_none(tmp_path):
     arrays = load_predictions(tmp_path / "r" / "predictions.npz")
     assert recompute_metrics(arrays) == rec["metrics"] and rec["metrics"]["mAP"] == pytest.approx(62.5)
     assert rec["fingerprints"]["predictions"] == predictions_fingerprint(arrays)
-    assert set(rec["fingerprints"]) == {"descriptors", "fitted", "features", "predictions"}
+    assert set(rec["fingerprints"]) == {"descriptors", "fitted", "fitted_sparse", "features", "predictions"}
+    assert rec["fingerprints"]["fitted_sparse"] == "csr"  # how a sparse fitted matrix was digested
     old = json.loads((tmp_path / "o" / "result.json").read_text())
     assert old["status"] == "ok" and old["predictions"] is None and not (tmp_path / "o" / "predictions.npz").exists()
 
