@@ -5,6 +5,8 @@
 ``B * n_max`` stays under ``max_cells`` rows, and yields
 ``(sample_indices, X_padded (B, n_max, d), mask (B, n_max))``. Empty samples
 come out with an all-False mask. One gather per batch, no per-sample loop.
+With ``same_count=True`` a batch holds samples of one descriptor count only: nothing is padded, so a
+sample's batched arithmetic has the same shapes whatever samples it comes with.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from lfabench.sdk import Bags
 __all__ = ["padded_batches"]
 
 
-def padded_batches(bags: Bags, max_cells: int = 65_536, values: np.ndarray | None = None
+def padded_batches(bags: Bags, max_cells: int = 65_536, values: np.ndarray | None = None, same_count: bool = False
                    ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Yield ``(idx, Xp, mask)`` covering every sample once.
 
@@ -29,17 +31,23 @@ def padded_batches(bags: Bags, max_cells: int = 65_536, values: np.ndarray | Non
         Upper bound on ``B * n_max`` per batch (a batch holds at least one sample).
     values : (N, k) array, optional
         Per-descriptor rows to pad instead of ``bags.descriptors`` (e.g. an embedding).
+    same_count : bool
+        Batch only samples of equal descriptor counts (``n_max`` is every sample's count; empty samples
+        come out as ``n_max = 1`` with an all-False mask).
     """
     V = bags.descriptors if values is None else values
     if V.shape[0] != bags.n_descriptors:
         raise ValueError(f"values has {V.shape[0]} rows for {bags.n_descriptors} descriptors")
     counts = bags.counts
     order = np.argsort(counts, kind="stable")
-    padded_len = np.maximum(counts[order], 1)        # ascending, so a batch pads to its last sample
+    sorted_counts = counts[order]
+    padded_len = np.maximum(sorted_counts, 1)        # ascending, so a batch pads to its last sample
     start, m = 0, bags.n_samples
     while start < m:
         # (batch length) * (largest count) is non-decreasing in the batch end: the valid ends are a prefix
-        ends = np.arange(start + 1, m + 1)
+        last = m if not same_count else start + int(np.searchsorted(sorted_counts[start:], sorted_counts[start],
+                                                                    "right"))
+        ends = np.arange(start + 1, last + 1)
         fits = (ends - start) * padded_len[ends - 1] <= max_cells
         stop = start + max(1, int(fits.sum()))
         idx = order[start:stop]

@@ -22,14 +22,21 @@ search", CVPR 2014.
 
 Output dimension: ``(A - 1) * d`` for ``A = n_anchors`` (``n_components``
 when given, at most that). An empty sample aggregates to the zero vector.
-The first ``transform`` of the bags ``fit`` saw (same descriptors and offsets,
-as a retrieval run's database) reuses the sums RN's rotation was learned from; any other first
-``transform`` takes phi of the samples ``fit`` embedded (same descriptors, looked up by sample id) from
-the fit instead of embedding them again (:class:`FitEmbeddings`: the same rows of the same products, so
-the same bits), up to :attr:`TriangulationEmbedding.REUSE_BYTES`.
+
+Images are aggregated in batches (batched BLAS over ``n x n`` kernels). With ``batches="by_count"`` (the
+default) a batch holds images of one descriptor count, unpadded, so every image's row is computed with the
+same shapes whatever images it comes with (``independent_rows``): ``fit_transform`` returns the sums RN's
+rotation was learned from, and a run transforms only the other images. With ``batches="padded"`` (what
+records made before ran) a batch zero-pads images of similar counts, whose rows' last bits depend on the
+batch; the first ``transform`` of the bags ``fit`` saw (same descriptors and offsets, as a retrieval run's
+database) reuses the fit's sums, and any other first ``transform`` takes phi of the samples ``fit``
+embedded (looked up by sample id) from the fit instead of embedding them again (:class:`FitEmbeddings`:
+the same rows of the same products, so the same bits), up to :attr:`TriangulationEmbedding.REUSE_BYTES`.
 """
 
 from __future__ import annotations
+
+from typing import Literal
 
 import numpy as np
 
@@ -107,19 +114,32 @@ class TriangulationEmbedding(Aggregator):
     max_whitening_descriptors : int
         The centring/whitening statistics use at most this many descriptors (seeded draw).
     kmeans_iter : int
+    batches : {"by_count", "padded"}
+        How images are batched for the embedding and democratic weights: ``"by_count"``, one descriptor count
+        per batch, unpadded (every image's row its own: ``independent_rows``); ``"padded"``, zero-padded
+        batches of similar counts (what records made before ran: the same vectors up to rounding, other last
+        bits for the images padded in their batch).
     cache : bool or str
         Cache anchors and the whitening projection (False/True/folder).
     random_state : int or None
     """
 
+    #: Parameters added after records were written, with the value that reproduces a record that does not name
+    #: them (``lfabench reproduce``): records made before the unpadded batches ran zero-padded ones.
+    introduced_params = {"batches": "padded"}
     fit_size_params = ("n_anchors",)  # more anchors than training descriptors: refused before fitting
     #: At most this many bytes of the fit samples' phi are kept for the next transform (:class:`FitEmbeddings`).
     REUSE_BYTES = 3 << 30
+    #: Unpadded batches embed descriptors and rotate sums in products of this many rows (the last block
+    #: zero-padded): BLAS picks its kernel by a product's shape (a small product or a single row takes another
+    #: one, with other last bits), so every row goes through a product of one shape whatever its company.
+    BLOCK_ROWS = 256
 
     def __init__(self, n_anchors: int = 16, n_components: int | None = None, democratic: bool = True,
                  sinkhorn_iter: int = 10, power: float = 0.5, rotate: bool = True,
                  max_training_descriptors: int = 100_000, max_whitening_descriptors: int = 50_000,
-                 kmeans_iter: int = 20, cache: bool | str = False, random_state=None):
+                 kmeans_iter: int = 20, batches: Literal["by_count", "padded"] = "by_count",
+                 cache: bool | str = False, random_state=None):
         self.n_anchors = n_anchors
         self.n_components = n_components
         self.democratic = democratic
@@ -129,10 +149,16 @@ class TriangulationEmbedding(Aggregator):
         self.max_training_descriptors = max_training_descriptors
         self.max_whitening_descriptors = max_whitening_descriptors
         self.kmeans_iter = kmeans_iter
+        self.batches = batches
         self.cache = cache
         self.random_state = random_state
 
     # ------------------------------------------------------------------ fit
+    @property
+    def independent_rows(self) -> bool:
+        """Each image's row is its own in unpadded batches of one descriptor count."""
+        return self.batches == "by_count"
+
     def _fit(self, bags: Bags, y):
         d = bags.dim
         A = int(self.n_anchors)
@@ -164,7 +190,8 @@ class TriangulationEmbedding(Aggregator):
         self._fit_aggregate = self._fit_embeddings = None
         if self.rotate:
             D = self.projection_.shape[1]
-            kept = FitEmbeddings(bags, D, self.REUSE_BYTES // (4 * D))
+            # unpadded batches need no phi kept: a run transforms only the images fit did not see
+            kept = None if self.independent_rows else FitEmbeddings(bags, D, self.REUSE_BYTES // (4 * D))
             Psi = self._aggregate(bags, keep=kept)
             self._fit_embeddings = kept
             # the embedding is the cost of a run (a (A*d, D) product per descriptor): a transform of the
@@ -178,8 +205,12 @@ class TriangulationEmbedding(Aggregator):
 
     # ------------------------------------------------------------ transform
     def embed(self, X: np.ndarray) -> np.ndarray:
-        """phi: ``(N, D)`` centred, whitened triangulation embedding of descriptors ``X`` (``(N, d)``)."""
-        return (triangulation_residuals(X, self.anchors_) - self.mean_) @ self.projection_
+        """phi: ``(..., D)`` centred, whitened triangulation embedding of descriptors ``X`` (``(..., d)``): one
+        product for ``(N, d)``, one per image for a batch ``(B, n, d)``."""
+        X = np.asarray(X)
+        R = triangulation_residuals(X.reshape(-1, X.shape[-1]), self.anchors_)
+        R = R.reshape(*X.shape[:-1], R.shape[-1])
+        return np.matmul(R - self.mean_, self.projection_)
 
     def _aggregate(self, bags: Bags, keep: FitEmbeddings | None = None,
                    known: FitEmbeddings | None = None) -> np.ndarray:
@@ -197,7 +228,8 @@ class TriangulationEmbedding(Aggregator):
         def batch(item):
             return self._aggregate_batch(item, bags, ids, known)
 
-        for idx, psi, Phi, mask in imap_in_order(batch, padded_batches(bags, max_cells=4096)):
+        batches = padded_batches(bags, max_cells=4096, same_count=self.independent_rows)
+        for idx, psi, Phi, mask in imap_in_order(batch, batches):
             out[idx] = psi
             if keep is not None and Phi.shape[0] * Phi.shape[1] > 1:
                 keep.keep(ids, idx, mask.sum(axis=1), Phi)    # masking left the valid rows' bits as they were
@@ -222,6 +254,8 @@ class TriangulationEmbedding(Aggregator):
         samples ``known`` holds are copied from it, the others embedded (a product's row does not depend on
         the other rows once there are two or more; a padding row is phi of the zero vector)."""
         B, n, d = Xp.shape
+        if self.independent_rows:
+            return self._in_blocks(self.embed, Xp.reshape(B * n, d)).reshape(B, n, -1)
         if known is None or B * n < 2:
             return self.embed(Xp.reshape(B * n, d)).reshape(B, n, -1)
         found = [known.lookup(bags, ids, i) for i in idx.tolist()]
@@ -242,6 +276,16 @@ class TriangulationEmbedding(Aggregator):
                 at += counts[b]
         return Phi
 
+    def fit_transform(self, bags, y=None) -> np.ndarray:
+        """``fit``, then the fit samples' vectors from the sums RN's rotation was learned from (what
+        ``transform`` of the same bags returns, bit for bit) instead of aggregating them again."""
+        self.fit(bags, y)
+        reuse, self._fit_aggregate = getattr(self, "_fit_aggregate", None), None
+        if reuse is None:  # no rotation: fit aggregated nothing
+            return self.transform(bags)
+        self._fit_embeddings = None
+        return self._normalized(reuse[1])
+
     def _transform(self, bags: Bags) -> np.ndarray:
         reuse, self._fit_aggregate = getattr(self, "_fit_aggregate", None), None   # once: frees (m, D)
         known, self._fit_embeddings = getattr(self, "_fit_embeddings", None), None  # once: frees (N_fit, D)
@@ -249,9 +293,27 @@ class TriangulationEmbedding(Aggregator):
             Psi = reuse[1]
         else:
             Psi = self._aggregate(bags, known=known)
+        return self._normalized(Psi)
+
+    def _normalized(self, Psi: np.ndarray) -> np.ndarray:
+        """RN: ``(m, D)`` sums rotated (when fitted with ``rotate``), power-law and L2 normalised, float32."""
         if self.rotation_ is not None:
-            Psi = Psi @ self.rotation_
+            Psi = self._rotated(Psi)
         return l2_normalize(signed_power(Psi, self.power)).astype(np.float32)
+
+    def _in_blocks(self, fn, X: np.ndarray) -> np.ndarray:
+        """``fn`` (a row-wise map ending in one product) of the ``(m, k)`` rows ``X``, as :data:`BLOCK_ROWS`-row
+        blocks of one ``(blocks, BLOCK_ROWS, k)`` array (``np.matmul`` multiplies each block alone)."""
+        m, step = X.shape[0], self.BLOCK_ROWS
+        padded = np.zeros((-(-m // step) * step, X.shape[1]), dtype=X.dtype)
+        padded[:m] = X
+        out = fn(padded.reshape(-1, step, X.shape[1]))
+        return out.reshape(-1, out.shape[-1])[:m]
+
+    def _rotated(self, Psi: np.ndarray) -> np.ndarray:
+        if not self.independent_rows:
+            return Psi @ self.rotation_
+        return self._in_blocks(lambda blocks: np.matmul(blocks, self.rotation_), Psi)
 
 
 @hookimpl

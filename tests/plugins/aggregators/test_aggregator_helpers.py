@@ -84,15 +84,18 @@ def test_democratic_weights_batched_with_padding_matches_single():
 
 
 # ----------------------------------------------------------------- padding
-def test_padded_batches_cover_every_sample_exactly():
+@pytest.mark.parametrize("same_count", [False, True])
+def test_padded_batches_cover_every_sample_exactly(same_count):
     rng = np.random.default_rng(4)
-    arrays = [rng.normal(size=(n, 3)).astype(np.float32) for n in (5, 0, 2, 9, 1, 5, 3)]
+    arrays = [rng.normal(size=(n, 3)).astype(np.float32) for n in (5, 0, 2, 9, 1, 5, 3, 5, 2, 0)]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", EmptySampleWarning)
         bags = Bags.from_list(arrays)
-    seen = []
-    for idx, Xp, mask in padded_batches(bags, max_cells=12):
+    seen, batches = [], list(padded_batches(bags, max_cells=12, same_count=same_count))
+    for idx, Xp, mask in batches:
         assert Xp.shape[0] * Xp.shape[1] <= max(12, Xp.shape[1])
+        if same_count:  # one count per batch, nothing padded (an empty sample: one zero row, masked)
+            assert len({arrays[i].shape[0] for i in idx}) == 1 and Xp.shape[1] == max(arrays[idx[0]].shape[0], 1)
         for b, i in enumerate(idx):
             n = arrays[i].shape[0]
             assert mask[b].sum() == n
@@ -100,6 +103,9 @@ def test_padded_batches_cover_every_sample_exactly():
             np.testing.assert_array_equal(Xp[b, n:], 0.0)
         seen.extend(idx.tolist())
     assert sorted(seen) == list(range(len(arrays)))
+    if same_count:  # counts 0, 1, 2, 3, 5 (three samples of 5 rows in 12 cells: two batches), 9
+        assert [sorted(arrays[i].shape[0] for i in idx) for idx, _, _ in batches] == \
+            [[0, 0], [1], [2, 2], [3], [5, 5], [5], [9]]
 
 
 def test_cached_kmeans_equals_uncached_codebook(tmp_path):

@@ -227,9 +227,10 @@ def test_temb_whitening_and_democratic_aggregation(data):
     np.testing.assert_allclose(est.rotation_.T @ est.rotation_, np.eye(3 * d), atol=1e-4)
 
 
-def test_temb_transform_of_its_training_bags_reuses_fits_sums_bit_for_bit(data, monkeypatch):
+@pytest.mark.parametrize("batches", ["by_count", "padded"])
+def test_temb_transform_of_its_training_bags_reuses_fits_sums_bit_for_bit(data, monkeypatch, batches):
     bags, _ = data
-    est = TriangulationEmbedding(n_anchors=4, random_state=3).fit(bags)
+    est = TriangulationEmbedding(n_anchors=4, random_state=3, batches=batches).fit(bags)
     Psi = est._aggregate(bags)
     expected = l2_normalize(signed_power(Psi @ est.rotation_, est.power))
     calls = []
@@ -242,10 +243,32 @@ def test_temb_transform_of_its_training_bags_reuses_fits_sums_bit_for_bit(data, 
     # once only (the sums are dropped), and other bags are embedded
     np.testing.assert_array_equal(est.transform(bags), expected)
     assert calls == [bags.n_samples]
-    fresh = TriangulationEmbedding(n_anchors=4, random_state=3).fit(bags)
+    fresh = TriangulationEmbedding(n_anchors=4, random_state=3, batches=batches).fit(bags)
     other = bags.subset(np.arange(5))
-    np.testing.assert_allclose(fresh.transform(other), expected[:5], rtol=1e-5, atol=1e-6)  # other padding
+    if batches == "by_count":  # each row its own
+        np.testing.assert_array_equal(fresh.transform(other), expected[:5])
+    else:
+        np.testing.assert_allclose(fresh.transform(other), expected[:5], rtol=1e-5, atol=1e-6)  # other padding
     assert fresh._fit_aggregate is None
+    assert np.array_equal(TriangulationEmbedding(n_anchors=4, random_state=3, batches=batches).fit_transform(bags),
+                          expected)
+
+
+def test_temb_unpadded_batches_give_each_image_its_own_row_and_the_padded_ones_the_same_vectors_to_rounding(data):
+    """``batches="by_count"``: an image's row is the same bits alone (a single descriptor included), in any company
+    and order; ``"padded"`` (earlier records) gives the same vectors up to float32 rounding."""
+    bags, _ = data
+    one = Bags(np.concatenate([bags.descriptors[:1], bags.descriptors]),
+               np.concatenate([[0], bags.offsets + 1]))          # a first image of one descriptor
+    est = TriangulationEmbedding(n_anchors=4, random_state=3).fit(one)
+    assert est.independent_rows and not TriangulationEmbedding(batches="padded").independent_rows
+    full = est.transform(one)
+    for idx in ([0], [0, 7], [7, 0, 3], list(range(one.n_samples))[::-1]):
+        np.testing.assert_array_equal(est.transform(one.subset(np.array(idx))), full[idx])
+    padded = TriangulationEmbedding(n_anchors=4, random_state=3, batches="padded").fit(one)
+    np.testing.assert_allclose(padded.transform(one), full, rtol=1e-4, atol=1e-5)
+    with pytest.raises(ValueError, match="batches='sorted' must be one of 'by_count', 'padded'"):
+        TriangulationEmbedding(n_anchors=4, batches="sorted").fit(one)
 
 
 # ---------------------------------------------------------------------- DM
