@@ -117,7 +117,8 @@ def fitted_fingerprint(estimator, sparse: str = "csr") -> str | None:
         raise ValueError(f"sparse={sparse!r} must be one of {', '.join(SPARSE_SCHEMES)}")
     arrays: dict[str, Any] = {}
     _fitted_arrays(estimator, "", arrays, 0, set(), sparse)
-    # the same digest of named arrays as a predictions file's (a sparse matrix streamed as dense row blocks)
+    # the same digest of named arrays as a predictions file's (in the dense scheme a sparse matrix is streamed
+    # as dense row blocks)
     return predictions_fingerprint(arrays) if arrays else None
 
 

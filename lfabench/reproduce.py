@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from .boardfiles import confined
-from .fingerprint import STAGES
+from .fingerprint import SPARSE_SCHEMES, STAGES
 from .provenance import recorded_machine
 from .record import read_record
 from .recordset import find_records, finished
@@ -95,8 +95,11 @@ def compare(before: dict, after: dict, path: str) -> Outcome:
 def sparse_scheme(record: dict) -> str:
     """How the record's ``fitted`` fingerprint digested sparse fitted matrices
     (:data:`~lfabench.fingerprint.SPARSE_SCHEMES`): its ``fingerprints.fitted_sparse``, ``"dense"`` for a record
-    without it."""
-    return str((record.get("fingerprints") or {}).get("fitted_sparse") or "dense")
+    without it; ValueError for another value (before any rerun)."""
+    scheme = (record.get("fingerprints") or {}).get("fitted_sparse", "dense")
+    if scheme not in SPARSE_SCHEMES:
+        raise ValueError(f"fingerprints.fitted_sparse={scheme!r} is none of {', '.join(SPARSE_SCHEMES)}")
+    return scheme
 
 
 def cpu_kind(record: dict) -> tuple:

@@ -138,3 +138,7 @@ def test_a_record_digests_sparse_fitted_matrices_as_its_rerun_does(tmp_path):
     assert outcome.first_difference == "fitted"
     with pytest.raises(ValueError, match="sparse='coo'"):
         fitted_fingerprint(object(), sparse="coo")
+    old["fingerprints"]["fitted_sparse"] = "coo"   # a record naming no scheme there is: failed, before a rerun
+    old_path.write_text(json.dumps(old))
+    (outcome,) = reproduce_board(tmp_path / "old", sample=1)
+    assert outcome.verdict == "failed" and "fingerprints.fitted_sparse='coo' is none of csr, dense" in outcome.detail
