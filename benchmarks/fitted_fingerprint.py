@@ -5,8 +5,8 @@
 Fits ProLFA at the paper's d̄ = 4,096 on the ``knn`` evaluator's seed-0 split of Fifteen Scene (``suite/cases.py``;
 ``--max-iter 2`` by default: the selection has its full ``(N, d̄)`` shape and about ``d̄ x 4`` entries, as at
 convergence, without the full fit's minutes), then times, alternately in this process, the digest of its fitted
-arrays: ``fitted_fingerprint`` at ``REV`` (``git show``: the dense digest as it was), this checkout's dense scheme and
-its CSR scheme (:data:`lfabench.fingerprint.SPARSE_SCHEMES`). Prints CPU seconds (best of ``--repeats``), the
+arrays: ``fitted_fingerprint`` at ``REV`` (``git show``: its dense digest, the only one before the CSR scheme), this
+checkout's dense scheme and its CSR scheme (:data:`lfabench.fingerprint.SPARSE_SCHEMES`). Prints CPU seconds (best of ``--repeats``), the
 ratios, and whether the two dense digests are the same bytes (they must be: records without ``fitted_sparse``
 are rerun in the dense scheme).
 """
@@ -14,6 +14,7 @@ are rerun in the dense scheme).
 from __future__ import annotations
 
 import argparse
+import inspect
 import sys
 import time
 import warnings
@@ -52,7 +53,10 @@ def main(argv=None) -> int:
         C = est.selection_
         print(f"{args.descriptor}: selection {C.shape[0]:,} x {C.shape[1]:,}, {C.nnz:,} entries "
               f"({C.shape[0] * C.shape[1] * C.dtype.itemsize / 1e9:.1f} GB dense)", flush=True)
-        cases = {f"{args.against}, dense": lambda: old.fitted_fingerprint(est),
+        old_dense = ((lambda: old.fitted_fingerprint(est, "dense"))
+                     if "sparse" in inspect.signature(old.fitted_fingerprint).parameters
+                     else (lambda: old.fitted_fingerprint(est)))
+        cases = {f"{args.against}, dense": old_dense,
                  "dense": lambda: fitted_fingerprint(est, "dense"), "csr": lambda: fitted_fingerprint(est, "csr")}
         best, digests = {name: np.inf for name in cases}, {}
         for _ in range(args.repeats):
