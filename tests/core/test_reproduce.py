@@ -113,8 +113,8 @@ def test_an_option_added_inside_a_group_is_filled_key_by_key():
 
 def test_a_record_digests_sparse_fitted_matrices_as_its_rerun_does(tmp_path):
     """ProLFA's selection is sparse: a run records it in the CSR scheme and names it; a record without the name
-    (written when the dense scheme was the only one) reruns in the dense scheme, so both reproduce identically;
-    a dense digest relabelled as CSR is the first difference."""
+    reruns in the dense scheme, so both reproduce identically; a dense digest relabelled as CSR is the first
+    difference, and an unknown scheme fails before a rerun."""
     from lfabench.fingerprint import fitted_fingerprint
 
     cfg = {"dataset": {"name": "digits", "params": {"n_samples": 100}}, "descriptor": {"name": "patches"},
