@@ -40,8 +40,8 @@ from typing import Literal
 
 import numpy as np
 
-from lfabench.sdk import (Aggregator, Bags, PluginSpec, array_fingerprint, bags_fingerprint, cacheable_seed, cached_fit,
-                          hookimpl, imap_in_order)
+from lfabench.sdk import (Aggregator, Bags, PluginSpec, array_fingerprint, cacheable_seed, cached_fit, hookimpl,
+                          imap_in_order)
 
 from .codebooks import cached_kmeans, training_sample
 from .democratic import democratic_weights
@@ -196,8 +196,9 @@ class TriangulationEmbedding(Aggregator):
             self._fit_embeddings = kept
             # the embedding is the cost of a run (a (A*d, D) product per descriptor): a transform of the
             # same bags, as a retrieval run's database is its training set, takes these sums instead of
-            # embedding every descriptor again (same arithmetic, so the same bits)
-            self._fit_aggregate = (bags_fingerprint(bags), Psi)
+            # embedding every descriptor again (same arithmetic, so the same bits); the bags are compared only
+            # then (fit_transform, a run's path, takes the sums without comparing)
+            self._fit_aggregate = (bags.descriptors, bags.offsets, Psi)
             Psi = Psi.astype(np.float64)
             Psi -= Psi.mean(axis=0)
             _, _, Vt = np.linalg.svd(Psi, full_matrices=True)              # principal axes of the training set
@@ -250,9 +251,10 @@ class TriangulationEmbedding(Aggregator):
 
     def _embed_padded(self, bags: Bags, ids, idx: np.ndarray, Xp: np.ndarray, mask: np.ndarray,
                       known: FitEmbeddings | None) -> np.ndarray:
-        """``(B, n, D)`` phi of a padded batch, as one product of its ``B * n`` rows computes it: the rows of
-        samples ``known`` holds are copied from it, the others embedded (a product's row does not depend on
-        the other rows once there are two or more; a padding row is phi of the zero vector)."""
+        """``(B, n, D)`` phi of a batch: unpadded batches in :data:`BLOCK_ROWS`-row products; padded ones as one
+        product of their ``B * n`` rows computes it, the rows of samples ``known`` holds copied from it, the
+        others embedded (a product's row does not depend on the other rows once there are two or more; a
+        padding row is phi of the zero vector)."""
         B, n, d = Xp.shape
         if self.independent_rows:
             return self._in_blocks(self.embed, Xp.reshape(B * n, d)).reshape(B, n, -1)
@@ -284,13 +286,13 @@ class TriangulationEmbedding(Aggregator):
         if reuse is None:  # no rotation: fit aggregated nothing
             return self.transform(bags)
         self._fit_embeddings = None
-        return self._normalized(reuse[1])
+        return self._normalized(reuse[2])
 
     def _transform(self, bags: Bags) -> np.ndarray:
         reuse, self._fit_aggregate = getattr(self, "_fit_aggregate", None), None   # once: frees (m, D)
         known, self._fit_embeddings = getattr(self, "_fit_embeddings", None), None  # once: frees (N_fit, D)
-        if reuse is not None and reuse[0] == bags_fingerprint(bags):
-            Psi = reuse[1]
+        if reuse is not None and _same_content(reuse[0], reuse[1], bags):
+            Psi = reuse[2]
         else:
             Psi = self._aggregate(bags, known=known)
         return self._normalized(Psi)
@@ -314,6 +316,12 @@ class TriangulationEmbedding(Aggregator):
         if not self.independent_rows:
             return Psi @ self.rotation_
         return self._in_blocks(lambda blocks: np.matmul(blocks, self.rotation_), Psi)
+
+
+def _same_content(descriptors: np.ndarray, offsets: np.ndarray, bags: Bags) -> bool:
+    """Whether ``bags`` holds these descriptors (dtype, shape, values) and offsets."""
+    return (descriptors.dtype == bags.descriptors.dtype and np.array_equal(offsets, bags.offsets)
+            and np.array_equal(descriptors, bags.descriptors))
 
 
 @hookimpl
