@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -27,15 +26,8 @@ from threadpoolctl import threadpool_limits
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
-from revisions import module_at  # noqa: E402
+from revisions import cpu, module_at  # noqa: E402
 from suite.lcksvd import LcksvdStages, T  # noqa: E402
-
-
-def cpu(fn) -> tuple[float, object]:
-    """``(CPU seconds, result)`` of ``fn()``."""
-    start = time.process_time()
-    out = fn()
-    return time.process_time() - start, out
 
 
 def same_bits(a, b) -> bool:

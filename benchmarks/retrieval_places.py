@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +29,7 @@ from threadpoolctl import threadpool_limits
 from lfabench.dataset import Dataset, RetrievalGroundTruth
 from lfabench.evaluate import Split
 from lfabench.registry import get_plugin
-from revisions import module_at
+from revisions import cpu, module_at
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -74,12 +73,6 @@ def topk(features, db, queries, k: int = 100) -> None:
     index = faiss.IndexFlatL2(db.shape[1])
     index.add(db)
     index.search(queries, k)
-
-
-def cpu(fn) -> tuple[float, object]:
-    t = time.process_time()
-    out = fn()
-    return time.process_time() - t, out
 
 
 def main(argv=None) -> int:

@@ -2,13 +2,16 @@
 
     from revisions import module_at        # benchmarks/ is on sys.path when a script of it runs
     old = module_at("HEAD~1", "plugins/aggregators/omp_kernels.py", "lfabench_plugins.aggregators")
+    seconds, result = cpu(lambda: old.gram_omp(...))    # CPU seconds of the process, and what it returned
 """
 
 from __future__ import annotations
 
 import importlib.util
 import subprocess
+import sys
 import tempfile
+import time
 from pathlib import Path
 from types import ModuleType
 
@@ -26,5 +29,14 @@ def module_at(revision: str, path: str, package: str) -> ModuleType:
     file.write_text(source)
     spec = importlib.util.spec_from_file_location(f"{package}.{stem}", file)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module          # dataclasses look their module up there while it executes
     spec.loader.exec_module(module)
     return module
+
+
+def cpu(fn) -> tuple[float, object]:
+    """``(CPU seconds of this process, result)`` of ``fn()``: on one thread, the time the work took on its core
+    whatever else the machine runs."""
+    start = time.process_time()
+    out = fn()
+    return time.process_time() - start, out
