@@ -14,12 +14,12 @@ The problem, for each row ``x`` of ``X`` (``(N, d)``) and a dictionary ``D`` (``
 How (Gram form: ``G = D D^T``, ``c = D x``; one ``(B, d) x (d, K)`` GEMM gives ``c`` for a block of rows):
 
 1. The lasso path of each row (homotopy / LARS-lasso: Osborne, Presnell & Turlach 2000; Efron, Hastie,
-   Johnstone & Tibshirani 2004), from ``lambda = max_j |c_j|`` (code 0) down to ``alpha``, for all rows of
-   a block in lock-step. Along the path the code on its support ``S`` with signs ``s`` is
-   ``u_S = G_SS^{-1} (c_S - lambda s_S)``; each step moves every row to its next event (an atom joins, a
-   code crosses zero and leaves, or ``lambda`` reaches ``alpha``). A step costs one stacked LAPACK solve per
-   support size and one sparse ``(B, K) x (K, K)`` product (``nnz * K`` operations); the steps a row takes
-   are about its final support size (10 atoms on DAISY at the plugin's defaults), whatever the Gram's
+   Johnstone & Tibshirani 2004), from ``lambda = max_j |c_j|`` (code 0) down to ``alpha``, row by row in a
+   compiled kernel (:func:`~lfabench_plugins.aggregators.lasso_kernels.homotopy_supports`). Along the path the
+   code on its support ``S`` with signs ``s`` is ``u_S = G_SS^{-1} (c_S - lambda s_S)``; each step moves the row
+   to its next event (an atom joins, a code crosses zero and leaves, or ``lambda`` reaches ``alpha``). A step
+   costs a Cholesky solve on the support and one pass of ``|S| K`` multiply-adds over the Gram rows; the steps a
+   row takes are about its final support size (10 atoms on DAISY at the plugin's defaults), whatever the Gram's
    conditioning, which is what slows coordinate descent (and FISTA) on DAISY's mutually correlated atoms.
 2. On the final support, one more solve of ``u_S = G_SS^{-1} (c_S - alpha s_S)`` removes the rounding the
    path's steps accumulated, and the exact duality gap of every row (scikit-learn's formula) certifies it:
@@ -28,10 +28,15 @@ How (Gram form: ``G = D D^T``, ``c = D x``; one ``(B, d) x (d, K)`` GEMM gives `
    we measured) are finished by ``sparse_encode`` itself, warm-started from their code, so every row meets
    the bound or is what the reference solver returns from a start at least as good as its own.
 
+The path gives only the support and signs: the codes are those of step 2's solve, so the path's rounding never
+reaches them: a row's code depends on its path only through the support and signs the path ends on. Where
+rounding could decide those (two events of a step within a relative ``NEAR``, a near-singular ``G_SS``), the
+row's path is taken again in NumPy, all such rows in lock-step (:func:`_lockstep_homotopy`), so every row ends
+where that form ends it.
 Rows are processed in fixed blocks of ``block`` descriptors, in order. Each row's arithmetic is its own
-(small LAPACK solves, a single-threaded sparse product, elementwise steps) except the GEMM ``X D^T``, which
-OpenBLAS splits by output blocks, never along the sum: the codes are bit-identical across thread counts
-(a test runs ``OMP_NUM_THREADS=1`` and ``2``).
+(the path's kernel, small LAPACK solves, a single-threaded sparse product, elementwise steps) except the GEMM
+``X D^T``, which OpenBLAS splits by output blocks, never along the sum: the codes are bit-identical across
+thread counts (a test runs ``OMP_NUM_THREADS=1`` and ``2``).
 """
 
 from __future__ import annotations
@@ -42,6 +47,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 __all__ = ["LassoStats", "lasso_codes", "lasso_objective", "lasso_duality_gap"]
+
+#: An event this close to the current lambda is the one just taken.
+TINY = 1e-12
+#: Two events of a step within this relative distance: rounding may order them (the path's ``close`` rows).
+NEAR = 1e-7
+#: A support whose smallest relative Cholesky pivot is under this (``G_SS`` conditioned worse than about 1e4, as
+#: near-duplicate atoms make it): the path's rounding grows with the conditioning, so it is decided in lock-step.
+NEAR_PIVOT = 1e-4
 
 
 @dataclass
@@ -131,17 +144,39 @@ class _Supports:
 
 def _homotopy(C, G, alpha, positive, max_steps):
     """The lasso path of every row from ``lambda_max = max_j |c_j|`` down to ``alpha`` (LARS-lasso: Efron,
-    Hastie, Johnstone & Tibshirani 2004, sec. 3.1; Osborne, Presnell & Turlach 2000), all rows in lock-step.
+    Hastie, Johnstone & Tibshirani 2004, sec. 3.1; Osborne, Presnell & Turlach 2000).
 
     On the path, ``u_S(lambda) = G_SS^{-1} (c_S - lambda s_S)``: as ``lambda`` falls by ``gamma`` the codes
     move by ``gamma w`` with ``w_S = G_SS^{-1} s_S`` and the correlations ``a = c - G u`` by ``-gamma G w``.
-    Each step goes to the next event of each row: an atom's ``|a_j|`` reaching ``lambda`` (it joins, with
+    Each step goes to the next event of the row: an atom's ``|a_j|`` reaching ``lambda`` (it joins, with
     the sign of ``a_j``), a code crossing zero (it leaves), or ``lambda = alpha`` (the row is done). Returns
     the supports and signs at ``alpha`` and a mask of the rows that did not get there (too many steps, a
     singular ``G_SS``): those are left to the caller's fallback.
+
+    Every row runs in the compiled :func:`~lfabench_plugins.aggregators.lasso_kernels.homotopy_supports`; the
+    rows where it finds two events within a relative ``NEAR`` of each other, or a near-singular ``G_SS``
+    (near-duplicate atoms, as early dictionary learning makes), are decided again by
+    :func:`_lockstep_homotopy`, so that rounding, which decides such a row, is the same for every row as in
+    that form: supports, signs and failures are those of the lock-step path.
+    """
+    from .lasso_kernels import homotopy_supports
+
+    C = np.ascontiguousarray(C)
+    S, sign, failed, close = homotopy_supports(C, np.ascontiguousarray(G), float(alpha), bool(positive),
+                                               int(max_steps), TINY, NEAR, NEAR_PIVOT)
+    rows = np.flatnonzero(close)
+    if rows.size:
+        S[rows], sign[rows], failed[rows] = _lockstep_homotopy(C[rows], G, alpha, positive, max_steps)
+    return S, sign, failed
+
+
+def _lockstep_homotopy(C, G, alpha, positive, max_steps):
+    """:func:`_homotopy`'s path in NumPy, all rows in lock-step: what decides the rows the compiled path marks
+    ``close``. Each row's arithmetic is its own (a LAPACK solve per matrix, a CSR product per row, elementwise
+    steps), so a row's path is the same bits in any company. Returns what :func:`_homotopy` returns.
     """
     n, K = C.shape
-    tiny = 1e-12                       # an event this close to the current lambda is the one just taken
+    tiny = TINY
     score = C if positive else np.abs(C)
     j0 = score.argmax(axis=1)
     lam = score[np.arange(n), j0]
