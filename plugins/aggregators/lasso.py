@@ -31,8 +31,9 @@ How (Gram form: ``G = D D^T``, ``c = D x``; one ``(B, d) x (d, K)`` GEMM gives `
 The path gives only the support and signs: the codes are those of step 2's solve, so the path's rounding never
 reaches them: a row's code depends on its path only through the support and signs the path ends on. Where
 rounding could decide those (two events of a step within a relative ``NEAR``, a near-singular ``G_SS``), the
-row's path is taken again in NumPy, all such rows in lock-step (:func:`_lockstep_homotopy`), so every row ends
-where that form ends it.
+row's path is taken again in NumPy, all such rows in lock-step (:func:`_lockstep_homotopy`), so that those rows
+end where that form ends them (and the others do, but for rounding that drifts past ``NEAR`` unseen: one path of
+the Fifteen Scene board's twelve SC runs).
 Rows are processed in fixed blocks of ``block`` descriptors, in order. Each row's arithmetic is its own
 (the path's kernel, small LAPACK solves, a single-threaded sparse product, elementwise steps) except the GEMM
 ``X D^T``, which OpenBLAS splits by output blocks, never along the sum: the codes are bit-identical across
@@ -156,8 +157,7 @@ def _homotopy(C, G, alpha, positive, max_steps):
     Every row runs in the compiled :func:`~lfabench_plugins.aggregators.lasso_kernels.homotopy_supports`; the
     rows where it finds two events within a relative ``NEAR`` of each other, or a near-singular ``G_SS``
     (near-duplicate atoms, as early dictionary learning makes), are decided again by
-    :func:`_lockstep_homotopy`, so that rounding, which decides such a row, is the same for every row as in
-    that form: supports, signs and failures are those of the lock-step path.
+    :func:`_lockstep_homotopy`: rounding decides such a row, and there it is the lock-step form's.
     """
     from .lasso_kernels import homotopy_supports
 
