@@ -118,3 +118,25 @@ def test_cached_kmeans_equals_uncached_codebook(tmp_path):
     np.testing.assert_array_equal(first, ref)
     np.testing.assert_array_equal(again, ref)
     assert len(list(tmp_path.glob("kmeans-*.npz"))) == 1
+
+
+# ------------------------------------------------------------ seeded samples
+def test_check_random_state_is_scikit_learns():
+    """The same generators as scikit-learn's ``check_random_state`` (the samples every seeded fit draws)."""
+    from sklearn.utils import check_random_state as reference
+
+    from lfabench_plugins.aggregators.codebooks import check_random_state, seed_of, training_sample
+
+    for seed in (0, 7, np.int64(2**32 - 1)):
+        np.testing.assert_array_equal(check_random_state(seed).randint(0, 10**6, 50),
+                                      reference(seed).randint(0, 10**6, 50))
+    rs = np.random.RandomState(3)
+    assert check_random_state(rs) is rs
+    assert check_random_state(None) is reference(None) is check_random_state(np.random)
+    with pytest.raises(ValueError, match="seed"):
+        check_random_state("0")
+    X = np.arange(200.0).reshape(100, 2)
+    rows = np.sort(reference(5).choice(100, size=10, replace=False))
+    np.testing.assert_array_equal(training_sample(X, 10, 5), X[rows])
+    assert training_sample(X, 100, 5) is X
+    assert seed_of(np.random.RandomState(9)) == reference(9).randint(0, 2**31 - 1)
