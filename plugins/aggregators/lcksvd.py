@@ -68,6 +68,7 @@ import numpy as np
 from lfabench.sdk import (COUNT, COUNT_OR_ZERO, NON_NEGATIVE, Aggregator, Bags, PluginSpec, UndefinedCriterionError,
                           annotated_class_sizes, describe_class_sizes, hookimpl)
 
+from .codebooks import check_random_state
 from .normalization import l2_normalize
 from .supervised import class_indicator
 
@@ -143,8 +144,6 @@ class LCKSVD2(Aggregator):
         from .omp import batch_omp, ksvd, normalize_atoms  # numba: a second at start-up, paid by LC-KSVD2 only
 
         name = type(self).__name__
-        from sklearn.utils import check_random_state
-
         rng = check_random_state(self.random_state)
         H_img = class_indicator(y, bags.n_samples)
         H_img = H_img[:, H_img.sum(axis=0) > 0]

@@ -13,7 +13,7 @@ from tqdm.auto import tqdm
 
 from lfabench.sdk import Bags, check_labels
 
-from .codebooks import kmeans_codebook
+from .codebooks import check_random_state, kmeans_codebook
 
 
 def class_indicator(y, n_samples: int) -> np.ndarray:
@@ -37,8 +37,6 @@ def per_image_sample(bags: Bags, per_image: int | None, random_state) -> Bags:
         return bags
     if int(per_image) < 1:
         raise ValueError(f"descriptors_per_image must be >= 1 or None, got {per_image}")
-    from sklearn.utils import check_random_state
-
     rng = check_random_state(random_state)
     owner = bags.sample_index()
     order = np.lexsort((rng.random_sample(bags.n_descriptors), owner))   # by image, random within image
