@@ -47,3 +47,15 @@ def test_a_plugin_imports_what_it_uses_when_it_runs(name, params, uses):
             "bags = Bags.from_list([rng.random((12, 4)) for _ in range(6)])\n"
             f"assert get_plugin('aggregator', {name!r})({params}, random_state=0).fit(bags).transform(bags).shape[0] == 6")
     assert uses in loaded_after(code)
+
+
+@pytest.mark.parametrize("name, params", [("bow", "n_clusters=3, max_training_descriptors=20"),
+                                          ("temb", "n_anchors=3, max_whitening_descriptors=20")])
+def test_a_seeded_sample_does_not_load_scikit_learn(name, params):
+    # a training sample drawn below its cap is seeded by codebooks.check_random_state (scikit-learn's generators,
+    # without importing scikit-learn: about a second of CPU in a run that needs nothing else of it)
+    code = ("import numpy as np\nfrom lfabench import Bags, get_plugin\n"
+            "rng = np.random.default_rng(0)\n"
+            "bags = Bags.from_list([rng.random((12, 4)) for _ in range(6)])\n"
+            f"assert get_plugin('aggregator', {name!r})({params}, random_state=0).fit(bags).transform(bags).shape[0] == 6")
+    assert "sklearn" not in loaded_after(code)
