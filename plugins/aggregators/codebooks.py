@@ -1,4 +1,4 @@
-"""Codebook helpers shared by codebook-based aggregators: seeded faiss k-means and nearest-centre assignment."""
+"""Helpers shared by the aggregators: seeded training samples, seeded faiss k-means and nearest-centre assignment."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from lfabench.sdk import FitDataError, cacheable_seed, cached_fit, map_row_block
 def check_random_state(random_state) -> np.random.RandomState:
     """The generator scikit-learn's ``check_random_state`` returns for ``random_state`` (None: NumPy's global one;
     an int: a new ``RandomState`` seeded with it; a ``RandomState``: itself), without importing scikit-learn:
-    about a second of CPU in a run whose method needs nothing else of it (BoW, VLAD, DM, T-emb, ProLFA)."""
+    about a second of CPU in a run whose method needs nothing else of it (ten of the Fifteen Scene board's fifteen)."""
     if random_state is None or random_state is np.random:
         return np.random.mtrand._rand
     if isinstance(random_state, (numbers.Integral, np.integer)):
