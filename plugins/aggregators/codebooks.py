@@ -12,7 +12,8 @@ from lfabench.sdk import FitDataError, cacheable_seed, cached_fit, map_row_block
 def check_random_state(random_state) -> np.random.RandomState:
     """The generator scikit-learn's ``check_random_state`` returns for ``random_state`` (None: NumPy's global one;
     an int: a new ``RandomState`` seeded with it; a ``RandomState``: itself), without importing scikit-learn:
-    about a second of CPU in a run whose method needs nothing else of it (ten of the Fifteen Scene board's fifteen)."""
+    about a second of CPU in a run whose method needs nothing else of it (ten of the Fifteen Scene board's fifteen,
+    and gamma-democratic's sketch)."""
     if random_state is None or random_state is np.random:
         return np.random.mtrand._rand
     if isinstance(random_state, (numbers.Integral, np.integer)):

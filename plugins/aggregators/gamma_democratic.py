@@ -26,6 +26,7 @@ import numpy as np
 
 from lfabench.sdk import Aggregator, Bags, PluginSpec, hookimpl
 
+from .codebooks import check_random_state
 from .democratic import democratic_weights
 from .normalization import l2_normalize, signed_power
 from .padding import padded_batches
@@ -83,8 +84,6 @@ class GammaDemocratic(Aggregator):
             D = int(self.sketch_dim)
             if D < 1:
                 raise ValueError(f"GammaDemocratic: sketch_dim must be >= 1, got {self.sketch_dim}")
-            from sklearn.utils import check_random_state
-
             rng = check_random_state(self.random_state)
             self.sketch_ = {"h1": rng.randint(0, D, d), "s1": rng.choice([-1.0, 1.0], d),
                             "h2": rng.randint(0, D, d), "s2": rng.choice([-1.0, 1.0], d)}
