@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import inspect
 import sys
-import time
 import warnings
 from pathlib import Path
 
@@ -26,7 +25,7 @@ from threadpoolctl import threadpool_limits
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from revisions import module_at  # noqa: E402
+from revisions import cpu, module_at  # noqa: E402
 from suite.cases import split_bags  # noqa: E402
 
 
@@ -61,9 +60,8 @@ def main(argv=None) -> int:
         best, digests = {name: np.inf for name in cases}, {}
         for _ in range(args.repeats):
             for name, fn in cases.items():
-                t = time.process_time()
-                digests[name] = fn()
-                best[name] = min(best[name], time.process_time() - t)
+                seconds, digests[name] = cpu(fn)
+                best[name] = min(best[name], seconds)
     base = best[f"{args.against}, dense"]
     for name in cases:
         print(f"{name:>16}: {best[name]:7.3f} CPU s ({base / best[name]:.1f}x)  {digests[name][:16]}")

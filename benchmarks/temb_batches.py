@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import inspect
 import sys
-import time
 import warnings
 from pathlib import Path
 
@@ -27,14 +26,8 @@ from threadpoolctl import threadpool_limits
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from revisions import module_at  # noqa: E402
+from revisions import cpu, module_at  # noqa: E402
 from suite.cases import DESCRIPTOR_CAPS, shared_data  # noqa: E402
-
-
-def _timed(fn):
-    t = time.process_time()
-    out = fn()
-    return out, time.process_time() - t
 
 
 def main(argv=None) -> int:
@@ -66,10 +59,10 @@ def main(argv=None) -> int:
         train, test = bags.subset(tr), bags.subset(te)
         with threadpool_limits(1):
             padded = TriangulationEmbedding(random_state=seed, batches="padded")
-            F_pad, pad_s = _timed(lambda: padded.fit(train, split.fit_labels).transform(bags))
+            pad_s, F_pad = cpu(lambda: padded.fit(train, split.fit_labels).transform(bags))
             del padded
             by_count = TriangulationEmbedding(random_state=seed)
-            (F_tr, F_te), new_s = _timed(lambda: (by_count.fit_transform(train, split.fit_labels),
+            new_s, (F_tr, F_te) = cpu(lambda: (by_count.fit_transform(train, split.fit_labels),
                                                   by_count.transform(test)))
             del by_count
             if old_class is not None and seed == args.seeds[0]:
