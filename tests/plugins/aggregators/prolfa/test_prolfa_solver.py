@@ -31,7 +31,7 @@ from lfabench_plugins.aggregators.prolfa.simplex import (
 )
 from lfabench_plugins.aggregators.prolfa.cbcd import one_hot_start
 from lfabench_plugins.aggregators.prolfa.sparsecols import combine, from_csc, split_keys, to_csc
-from lfabench_plugins.aggregators.prolfa.wstep import solve_w, sylvester_residual
+from lfabench_plugins.aggregators.prolfa.wstep import norm_from_basis, solve_w, sylvester_residual
 from lfabench_plugins.aggregators.prolfa.cbcd_zstep import reweighted_z_step
 
 
@@ -379,9 +379,9 @@ def _w_step_by_products(pb: Problem, P: np.ndarray) -> np.ndarray:
     beta, VB = np.linalg.eigh(pb.YtY)
     beta = np.clip(beta, 0.0, None)
     Qr = (2.0 * (P.T @ pb.MY)) @ VB
-    _, s, Vt = np.linalg.svd(pb.R @ P, full_matrices=False)
+    U, s, _ = np.linalg.svd((pb.R @ P).T, full_matrices=False)
     keep = s > s[0] * 1e-12
-    s, Vt = s[keep], Vt[keep]
+    s, Vt = s[keep], U[:, keep].T
     coef = Vt @ Qr
     rest = Qr - Vt.T @ coef
     shift = pb.lambda2 + beta
@@ -746,6 +746,19 @@ def test_w_step_norm_from_the_prototypes_basis_is_the_svd_norm(n_prototypes):
     assert pb.spectral_norm(W) == pytest.approx(np.linalg.norm(W, 2), rel=1e-12)
     assert lipschitz_bound(pb, W) == pytest.approx(2 * pb.scatter_curvature * (np.linalg.norm(W, 2) ** 2 + 1),
                                                    rel=1e-12)
+
+
+@pytest.mark.parametrize("n_classes, d, expected", [(5, 16, False), (16, 16, False), (17, 16, True), (300, 16, True)])
+def test_auto_norm_takes_the_basis_only_with_more_classes_than_dimensions(n_classes, d, expected):
+    from lfabench_plugins.aggregators.prolfa import SolverOptions
+
+    assert SolverOptions().spectral_norm == "auto"
+    rng = np.random.default_rng(n_classes)
+    labels = np.concatenate([np.arange(n_classes), rng.integers(0, n_classes, 20)])
+    pb = Problem.build(rng.standard_normal((400, d)).astype(np.float32), rng.standard_normal((labels.size, d)),
+                       np.eye(n_classes)[labels], 0.5, 0.2)
+    assert norm_from_basis(pb, "auto") is expected
+    assert norm_from_basis(pb, "basis") is True and norm_from_basis(pb, "svd") is False
 
 
 def test_the_basis_norm_fits_as_the_svd_norm_does(digits_training):
