@@ -94,21 +94,22 @@ def test_a_parameter_added_since_a_record_takes_the_value_that_reproduces_it():
 
 
 def test_an_option_added_inside_a_group_is_filled_key_by_key():
-    """ProLFA's records written before ``admm_patience`` and ``spectral_norm`` hold a ``solver`` group without them:
-    their rerun runs ADMM on every iteration (None) and takes W's own SVD ("svd"), the other options of the group
-    kept; a record naming one keeps its value."""
+    """ProLFA's records written before ``admm_patience``, ``spectral_norm`` and ``w_svd`` hold a ``solver`` group
+    without them: their rerun runs ADMM on every iteration (None), takes W's own SVD ("svd") and R P's as it was
+    ("wide"), the other options of the group kept; a record naming one keeps its value."""
     from lfabench.reproduce import with_introduced_params
 
     old = {"aggregator": {"name": "prolfa", "params": {"n_prototypes": 8, "solver": {"mu": 10.0, "tol": 1e-4}}}}
     assert with_introduced_params(old)["aggregator"]["params"] == \
-        {"n_prototypes": 8, "solver": {"mu": 10.0, "tol": 1e-4, "admm_patience": None, "spectral_norm": "svd"}}
+        {"n_prototypes": 8, "solver": {"mu": 10.0, "tol": 1e-4, "admm_patience": None, "spectral_norm": "svd",
+                                       "w_svd": "wide"}}
     assert old["aggregator"]["params"]["solver"] == {"mu": 10.0, "tol": 1e-4}
     named = {"aggregator": {"name": "semi_prolfa", "params": {"solver": {"admm_patience": 3}}}}
     assert with_introduced_params(named)["aggregator"]["params"]["solver"] == \
-        {"admm_patience": 3, "spectral_norm": "svd"}
+        {"admm_patience": 3, "spectral_norm": "svd", "w_svd": "wide"}
     bare = {"aggregator": {"name": "prolfa", "params": {}}}
     assert with_introduced_params(bare)["aggregator"]["params"] == \
-        {"solver": {"admm_patience": None, "spectral_norm": "svd"}}
+        {"solver": {"admm_patience": None, "spectral_norm": "svd", "w_svd": "wide"}}
 
 
 def test_a_record_digests_sparse_fitted_matrices_as_its_rerun_does(tmp_path):

@@ -139,7 +139,7 @@ class ProLFA(Aggregator):
     removed_params = {"solver": dict(REMOVED)}
     #: Options added after records were written, at the value that reproduces a record that does not name them
     #: (``lfabench reproduce``): records made before ``admm_patience`` ran ADMM on every outer iteration.
-    introduced_params = {"solver": {"admm_patience": None, "spectral_norm": "svd"}}
+    introduced_params = {"solver": {"admm_patience": None, "spectral_norm": "svd", "w_svd": "wide"}}
     _parameter_constraints = {"lambda1": [NON_NEGATIVE], "lambda2": [NON_NEGATIVE],
                               "scale": [POSITIVE, StrOptions({"auto"})], "solver": [SolverOptions, Mapping, None]}
 

@@ -30,24 +30,28 @@ def norm_from_basis(pb: Problem, choice: str) -> bool:
     return choice == "basis" or (choice == "auto" and pb.MY.shape[1] > pb.MY.shape[0])
 
 
-def solve_w(pb: Problem, P: np.ndarray, norm_from_basis: bool = False) -> np.ndarray:
+def solve_w(pb: Problem, P: np.ndarray, norm_from_basis: bool = False, tall_svd: bool = True) -> np.ndarray:
     """The exact minimiser over ``W`` of ``J(., W)`` for prototypes ``P`` (``(d, d̄)``); returns ``(d̄, c)``.
 
     ``norm_from_basis``: also work out ``sigma_max(W)`` (what :meth:`Problem.spectral_norm` answers for this
     ``W``) from ``W``'s coordinates in an orthonormal basis ``B`` (``(d̄, <= d)``) of the column space of
     ``P^T``, which holds every column of ``W`` (``W = 2 P^T M_Y`` and ``V`` terms, below): the SVD of
-    ``B^T W`` (``<= d x c``) instead of ``W``'s (``d̄ x c``).
+    ``B^T W`` (``<= d x c``) instead of ``W``'s (``d̄ x c``). ``tall_svd``: the SVD of ``R P`` taken as that of
+    its ``(d̄, d)`` transpose (the option ``w_svd="tall"``), else of ``R P`` itself (``"wide"``).
     """
     beta, VB = pb.YtY_eigh
     perm = pb.YtY_permutation
     Q = 2.0 * (P.T @ pb.MY)                       # (d̄, c) = 2 Xbar^T Y
     # C order, as the product gives it: the next GEMM rounds differently on a transposed layout
     Qr = Q @ VB if perm is None else np.ascontiguousarray(Q[:, perm[0]]) * perm[1][None, :]
-    # the SVD of the tall (d̄, d) transpose, whose left vectors are the right vectors of R P: LAPACK's tall
-    # path (QR first) takes 0.58x the time of its wide one (LQ first) at d = 128-200, d̄ = 4,096
-    U, s, _ = np.linalg.svd((pb.R @ P).T, full_matrices=False)
+    if tall_svd:
+        # the SVD of the (d̄, d) transpose, whose left vectors are the right vectors of R P: LAPACK's tall path
+        # (QR first) takes 0.58x the time of its wide one (LQ first) at d = 128-200, d̄ = 4,096
+        U, s, _ = np.linalg.svd((pb.R @ P).T, full_matrices=False)
+    else:
+        _, s, Vt = np.linalg.svd(pb.R @ P, full_matrices=False)
     keep = s > (s[0] if s.size else 0.0) * 1e-12
-    s, Vt = s[keep], U[:, keep].T
+    s, Vt = s[keep], (U[:, keep].T if tall_svd else Vt[keep])
     coef = Vt @ Qr                                # (r, c) components in the row space of Xbar
     rest = Qr - Vt.T @ coef                       # components in its null space
     shift = pb.lambda2 + beta                     # (c,)

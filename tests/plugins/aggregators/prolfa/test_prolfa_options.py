@@ -40,7 +40,7 @@ def test_fit_options_join_the_solver_options_and_the_model_shape():
                                  dict(search_every=0), dict(step="newton"),
                                  dict(n_candidates=1.5), dict(gap_tol=0), dict(max_iter=True),
                                  dict(admm_patience=0), dict(admm_patience=1.5), dict(admm_patience="1"),
-                                 dict(spectral_norm="lanczos")])
+                                 dict(spectral_norm="lanczos"), dict(w_svd="lq")])
 def test_invalid_options_raise(bad):
     with pytest.raises(ValueError, match=next(iter(bad))):
         SolverOptions(**bad)
@@ -72,10 +72,10 @@ def test_get_params_set_params_and_clone_keep_the_solver_object():
 
 
 def test_the_solver_has_the_two_solvers_options_only():
-    """Thirteen options, each cBCD's or pairwise Frank-Wolfe's (or both); no route, start or backend name."""
+    """Fifteen options, each cBCD's or pairwise Frank-Wolfe's (or both); no route, start or backend name."""
     assert [f.name for f in fields(SolverOptions)] == [
         "max_iter", "n_candidates", "search_every", "gap_tol", "tol", "mu", "eps", "max_iter_admm", "admm_tol",
-        "max_iter_reweight", "reweight_tol", "step", "admm_patience", "spectral_norm"]
+        "max_iter_reweight", "reweight_tol", "step", "admm_patience", "spectral_norm", "w_svd"]
     for name in REMOVED:
         with pytest.raises(TypeError, match=name):
             SolverOptions(**{name: REMOVED[name]})

@@ -366,6 +366,9 @@ def test_w_step_solves_sylvester_and_matches_scipy():
     W = solve_w(pb, P)
     assert sylvester_residual(A, B, Q, W) < 1e-8
     np.testing.assert_allclose(W, scipy.linalg.solve_sylvester(A, B, Q), rtol=1e-7, atol=1e-10)
+    wide = solve_w(pb, P, tall_svd=False)                     # w_svd="wide": the SVD of R P itself
+    assert sylvester_residual(A, B, Q, wide) < 1e-8
+    np.testing.assert_allclose(wide, W, rtol=1e-10, atol=1e-13)
     # a general (non-diagonal) response matrix
     Yr = rng.normal(size=Y.shape)
     pb2 = Problem.build(bags.descriptors, bags.means(), Yr, 0.5, 0.2)
