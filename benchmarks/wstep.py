@@ -52,7 +52,7 @@ def main(argv=None) -> int:
     choice = SolverOptions().spectral_norm
     print(f"{args.descriptor}: N = {N:,} distinct descriptors, d = {pb.X.shape[1]}, d̄ = {args.dbar:,}, "
           f"c = {Y.shape[1]}, {int(labelled.sum())} labelled samples; this checkout's spectral_norm = {choice!r} "
-          f"(basis: {new.norm_from_basis(pb, choice)}), {args.against}'s = 'basis'")
+          f"(basis: {new.uses_basis_norm(pb, choice)}), {args.against}'s = 'basis'")
 
     def step(module, basis):
         W = module.solve_w(pb, P, basis)
@@ -62,7 +62,7 @@ def main(argv=None) -> int:
     with threadpool_limits(1):
         for _ in range(args.repeats):
             t_old, (W_old, n_old) = cpu(lambda: step(old, True))
-            t_new, (W_new, n_new) = cpu(lambda: step(new, new.norm_from_basis(pb, choice)))
+            t_new, (W_new, n_new) = cpu(lambda: step(new, new.uses_basis_norm(pb, choice)))
             best["old"], best["new"] = min(best["old"], t_old), min(best["new"], t_new)
     rel_w = float(np.abs(W_new - W_old).max() / np.abs(W_old).max())
     print(f"W-step + sigma_max(W), CPU s (best of {args.repeats}): {args.against} {best['old']:.4f}, "

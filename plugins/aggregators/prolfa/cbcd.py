@@ -58,7 +58,7 @@ from .result import ProLFAResult, one_hot_start
 from .sparsecols import align, combine, from_csc, split_keys, to_csc, union_keys
 from .start import Start, initial_selection
 from .threads import one_thread
-from .wstep import norm_from_basis, solve_w
+from .wstep import w_step
 from .cbcd_zstep import reweighted_z_step
 
 sp = LazyModule("scipy.sparse")  # imported at first use: a third of a second at start-up
@@ -133,7 +133,7 @@ def _start(pb: Problem, opts: FitOptions, given: Start | None = None) -> tuple[_
     keys, c, name = initial_selection(pb, opts, given)
     C = to_csc(keys, c, N, dbar)
     P = pb.prototypes(C)
-    W = solve_w(pb, P, norm_from_basis(pb, opts.spectral_norm), opts.w_svd == "tall")
+    W = w_step(pb, P, opts)
     return _Iterate(keys, c, c.copy(), np.zeros_like(c), C, P, W, objective(pb, C, W, P)), name
 
 
@@ -351,7 +351,7 @@ def fit_cbcd(pb: Problem, opts: FitOptions, start: Start | None = None) -> ProLF
             C.eliminate_zeros()
             P = pb.prototypes(C)
             # 4. W-step
-            W = solve_w(pb, P, norm_from_basis(pb, opts.spectral_norm), opts.w_svd == "tall")
+            W = w_step(pb, P, opts)
             # 5. objective
             J_new = objective(pb, C, W, P)
         history.append(J_new)

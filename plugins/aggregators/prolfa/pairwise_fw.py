@@ -45,7 +45,7 @@ from .result import ProLFAResult
 from .search import top_candidates
 from .sparsecols import split_keys
 from .start import Start, initial_selection
-from .wstep import norm_from_basis, solve_w
+from .wstep import w_step
 
 sp = LazyModule("scipy.sparse")  # imported at first use: a third of a second at start-up
 
@@ -304,7 +304,7 @@ def fit_pairwise(pb: Problem, opts: FitOptions, start: Start | None = None) -> P
     keys, values, start_name = initial_selection(pb, opts, start)
     wc = WorkingColumns.from_keys(X, keys, values, opts.n_prototypes)
     P = wc.prototypes()
-    W = solve_w(pb, P, norm_from_basis(pb, opts.spectral_norm), opts.w_svd == "tall")
+    W = w_step(pb, P, opts)
     r = wc.row_sums()
     J = energy(pb, P, W, wc.exclusivity(r))
     history, gaps, converged, it = [J], [], False, 0
@@ -326,7 +326,7 @@ def fit_pairwise(pb: Problem, opts: FitOptions, start: Start | None = None) -> P
         for _ in range(opts.search_every):
             P, r, tau = column_step(pb, wc, B, P, W, H, r, INNER_STEPS)
             stats["zero_steps"] += tau == 0.0
-            W = solve_w(pb, P, norm_from_basis(pb, opts.spectral_norm), opts.w_svd == "tall")
+            W = w_step(pb, P, opts)
             H = gradient_factor(pb, P, W)
         del B
         r = wc.row_sums()                         # no drift from the incremental updates

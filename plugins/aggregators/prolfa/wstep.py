@@ -18,12 +18,18 @@ from __future__ import annotations
 
 import numpy as np
 
+from .options import SolverOptions
 from .problem import Problem
 
-__all__ = ["norm_from_basis", "solve_w", "sylvester_residual"]
+__all__ = ["solve_w", "sylvester_residual", "uses_basis_norm", "w_step"]
 
 
-def norm_from_basis(pb: Problem, choice: str) -> bool:
+def w_step(pb: Problem, P: np.ndarray, opts: SolverOptions) -> np.ndarray:
+    """:func:`solve_w` as the solver options ``opts`` (``spectral_norm``, ``w_svd``) choose its norm and SVD."""
+    return solve_w(pb, P, uses_basis_norm(pb, opts.spectral_norm), opts.w_svd == "tall")
+
+
+def uses_basis_norm(pb: Problem, choice: str) -> bool:
     """Whether the W-step works out ``sigma_max(W)`` in the prototypes' basis, for the option ``spectral_norm``:
     "basis" always, "svd" never, "auto" where that is cheaper than the SVD of ``W`` itself: with more classes
     than descriptor dimensions (``c > d``; the basis costs a ``(d̄, d)`` QR, ``W``'s SVD ``O(d̄ c^2)``)."""

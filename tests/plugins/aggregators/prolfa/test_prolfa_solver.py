@@ -31,7 +31,7 @@ from lfabench_plugins.aggregators.prolfa.simplex import (
 )
 from lfabench_plugins.aggregators.prolfa.cbcd import one_hot_start
 from lfabench_plugins.aggregators.prolfa.sparsecols import combine, from_csc, split_keys, to_csc
-from lfabench_plugins.aggregators.prolfa.wstep import norm_from_basis, solve_w, sylvester_residual
+from lfabench_plugins.aggregators.prolfa.wstep import solve_w, sylvester_residual, uses_basis_norm
 from lfabench_plugins.aggregators.prolfa.cbcd_zstep import reweighted_z_step
 
 
@@ -760,8 +760,8 @@ def test_auto_norm_takes_the_basis_only_with_more_classes_than_dimensions(n_clas
     labels = np.concatenate([np.arange(n_classes), rng.integers(0, n_classes, 20)])
     pb = Problem.build(rng.standard_normal((400, d)).astype(np.float32), rng.standard_normal((labels.size, d)),
                        np.eye(n_classes)[labels], 0.5, 0.2)
-    assert norm_from_basis(pb, "auto") is expected
-    assert norm_from_basis(pb, "basis") is True and norm_from_basis(pb, "svd") is False
+    assert uses_basis_norm(pb, "auto") is expected
+    assert uses_basis_norm(pb, "basis") is True and uses_basis_norm(pb, "svd") is False
 
 
 def test_the_basis_norm_fits_as_the_svd_norm_does(digits_training):
