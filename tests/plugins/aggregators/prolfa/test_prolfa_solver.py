@@ -377,14 +377,21 @@ def test_w_step_solves_sylvester_and_matches_scipy():
     assert sylvester_residual(A2, Yr.T @ Yr, 2 * Xbar.T @ Yr, W2) < 1e-8
 
 
-def _w_step_by_products(pb: Problem, P: np.ndarray) -> np.ndarray:
-    """The W-step with ``Y^T Y``'s eigenvectors applied as matrix products (what the shortcut replaces)."""
+def _w_step_by_products(pb: Problem, P: np.ndarray, tall: bool = True) -> np.ndarray:
+    """The W-step with ``Y^T Y``'s eigenvectors applied as matrix products (what the shortcut replaces), the SVD
+    of ``R P`` taken as that of its transpose (``tall``, ``w_svd="tall"``) or of ``R P`` itself (``"wide"``, as
+    every fit before that option)."""
     beta, VB = np.linalg.eigh(pb.YtY)
     beta = np.clip(beta, 0.0, None)
     Qr = (2.0 * (P.T @ pb.MY)) @ VB
-    U, s, _ = np.linalg.svd((pb.R @ P).T, full_matrices=False)
-    keep = s > s[0] * 1e-12
-    s, Vt = s[keep], U[:, keep].T
+    if tall:
+        U, s, _ = np.linalg.svd((pb.R @ P).T, full_matrices=False)
+        keep = s > s[0] * 1e-12
+        s, Vt = s[keep], U[:, keep].T
+    else:
+        _, s, Vt = np.linalg.svd(pb.R @ P, full_matrices=False)
+        keep = s > s[0] * 1e-12
+        s, Vt = s[keep], Vt[keep]
     coef = Vt @ Qr
     rest = Qr - Vt.T @ coef
     shift = pb.lambda2 + beta
@@ -407,6 +414,7 @@ def test_one_hot_w_step_and_loss_equal_the_general_products_bit_for_bit(n_classe
     W = solve_w(pb, P)
     assert W.flags["C_CONTIGUOUS"]
     np.testing.assert_array_equal(W, _w_step_by_products(pb, P))
+    np.testing.assert_array_equal(solve_w(pb, P, tall_svd=False), _w_step_by_products(pb, P, tall=False))
     np.testing.assert_array_equal(pb.times_YtY(W), W @ pb.YtY)
     assert pb.spectral_norm(W) == np.linalg.norm(W, 2)
     assert pb.spectral_norm(W.copy() * 2) == np.linalg.norm(2 * W, 2)    # a new W is measured, not remembered
