@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import pluggy
 
 from . import hookspecs
-from .plugin import KINDS, PluginSpec
+from .plugin import KINDS, PluginSpec, default_params
 
 ENTRY_POINT_GROUP = "lfabench"
 #: Entry-point group for packages that ship Hydra config group files
@@ -327,6 +327,47 @@ def get_plugin(kind: str, name: str):
     >>> agg = BoW(n_clusters=64, random_state=0).fit(bags)
     """
     return get_registry().get_spec(kind, name).factory
+
+
+def fill_missing(params: dict, values: dict) -> dict:
+    """``params`` with each key of ``values`` it lacks added; a nested option group (ProLFA's ``solver``) that
+    both hold as mappings is filled the same way, key by key."""
+    out = dict(params)
+    for key, value in values.items():
+        if key not in out:
+            out[key] = value
+        elif isinstance(value, dict) and isinstance(out[key], dict):
+            out[key] = fill_missing(out[key], value)
+    return out
+
+
+def with_introduced_defaults(config: dict) -> dict:
+    """``config`` (a run's) with every parameter its plugins list in ``introduced_params`` that it does not name
+    set to the plugin's default now (``PluginSpec.defaults``, else the factory's keyword default; in a nested
+    group, the group's default key by key), so that the run's record names the behaviour it ran: a record
+    lacking such a parameter is one written before it existed, and ``lfabench reproduce`` reruns it with the
+    ``introduced_params`` value instead."""
+    out = dict(config)
+    for kind in KINDS:
+        spec = out.get(kind)
+        if not isinstance(spec, dict) or not spec.get("name"):
+            continue
+        try:
+            plugin = get_registry().get_spec(kind, str(spec["name"]))
+        except (LookupError, KeyError, ValueError):
+            continue
+        introduced = getattr(plugin.factory, "introduced_params", None) or {}
+        if not introduced:
+            continue
+        defaults = {**default_params(plugin.factory), **(plugin.defaults or {})}
+        now = {key: ({k: v for k, v in defaults[key].items() if k in value}
+                     if isinstance(value, dict) and isinstance(defaults.get(key), dict) else defaults.get(key, value))
+               for key, value in introduced.items() if key in defaults}
+        params = dict(spec.get("params") or {})
+        filled = fill_missing(params, now)
+        if filled != params:
+            out[kind] = {**spec, "params": filled}
+    return out
 
 
 def config_search_paths() -> list[str]:

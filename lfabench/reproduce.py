@@ -114,7 +114,7 @@ def with_introduced_params(config: dict) -> dict:
     reproduces it (a plugin class's ``introduced_params``, ``{name: value}``: FV's ``em="sklearn"``, the EM its
     records ran before the float32 EM became the default; ProLFA's ``{"solver": {"admm_patience": None}}``, an
     option inside a group); parameters the record names are kept."""
-    from .registry import get_plugin
+    from .registry import fill_missing, get_plugin
 
     out = dict(config)
     for kind in ("dataset", "descriptor", "aggregator", "evaluator"):
@@ -126,21 +126,9 @@ def with_introduced_params(config: dict) -> dict:
         except (LookupError, KeyError, ValueError):
             continue
         params = dict(spec.get("params") or {})
-        filled = _fill_missing(params, introduced)
+        filled = fill_missing(params, introduced)
         if filled != params:
             out[kind] = {**spec, "params": filled}
-    return out
-
-
-def _fill_missing(params: dict, introduced: dict) -> dict:
-    """``params`` with each key of ``introduced`` it lacks added; a nested option group (ProLFA's ``solver``) that
-    both hold as mappings is filled the same way, key by key."""
-    out = dict(params)
-    for key, value in introduced.items():
-        if key not in out:
-            out[key] = value
-        elif isinstance(value, dict) and isinstance(out[key], dict):
-            out[key] = _fill_missing(out[key], value)
     return out
 
 

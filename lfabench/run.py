@@ -30,7 +30,7 @@ from .plugin import KINDS
 from .prototypes import save_prototypes
 from .record import RunRecorder, plugin_setting
 from .redact import redact_config
-from .registry import get_registry
+from .registry import get_registry, with_introduced_defaults
 from .storage import drain_cache_events, save_fallback
 from .threads import (BLAS_THREADS, BlasKernelWarning, check_threads, fixed_threads, generic_kernel_problems,
                       pinned_pools)
@@ -109,7 +109,10 @@ def _recorder(cfg: dict[str, Any], run_dir: Path | str, setting: dict[str, Any] 
     raw_seed = cfg.get("seed", 0)
     valid_seed = isinstance(raw_seed, int) and not isinstance(raw_seed, bool)
     # values read from the environment (${oc.env:...}) are recorded as written, never as their values
-    rec = RunRecorder(Path(run_dir), redact_config(cfg, setting) if setting else cfg, raw_seed if valid_seed else None)
+    # parameters added since earlier records were written are named at their value now (lfabench reproduce reruns
+    # a record lacking one as it ran before the parameter existed)
+    recorded = with_introduced_defaults(redact_config(cfg, setting) if setting else cfg)
+    rec = RunRecorder(Path(run_dir), recorded, raw_seed if valid_seed else None)
     rec.data["setting"] = plugin_setting(setting or cfg)
     rec.data["time_limit_s"] = time_limit_s
     rec.data["isolate"] = isolate if isinstance(isolate, str) else repr(isolate)

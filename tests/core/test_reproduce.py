@@ -7,6 +7,7 @@ import json
 import pytest
 
 from lfabench.reproduce import compare, draw, reproduce_board
+from lfabench.registry import get_plugin
 from lfabench.run import run_benchmark
 
 from conftest import run_cli
@@ -112,6 +113,21 @@ def test_an_option_added_inside_a_group_is_filled_key_by_key():
         {"solver": {"admm_patience": None, "spectral_norm": "svd", "w_svd": "wide"}}
 
 
+def test_a_run_names_the_parameters_added_since_earlier_records_at_their_value_now():
+    """A run records ProLFA's solver options and FV's EM that earlier records lack at today's defaults (a config
+    naming one keeps its value), so its rerun does not take them for an earlier record's."""
+    from lfabench.registry import with_introduced_defaults
+
+    bare = {"aggregator": {"name": "prolfa", "params": {"n_prototypes": 8, "solver": {"admm_patience": 3}}}}
+    assert with_introduced_defaults(bare)["aggregator"]["params"] == \
+        {"n_prototypes": 8, "solver": {"admm_patience": 3, "spectral_norm": "auto", "w_svd": "tall"}}
+    assert bare["aggregator"]["params"]["solver"] == {"admm_patience": 3}
+    fv = with_introduced_defaults({"aggregator": {"name": "fv", "params": {}}})["aggregator"]["params"]
+    assert fv["em"] == "float32" and fv["em"] != get_plugin("aggregator", "fv").introduced_params["em"]
+    assert with_introduced_defaults({"aggregator": {"name": "bow", "params": {}}}) == \
+        {"aggregator": {"name": "bow", "params": {}}}
+
+
 def test_a_record_digests_sparse_fitted_matrices_as_its_rerun_does(tmp_path):
     """ProLFA's selection is sparse: a run records it in the CSR scheme and names it; a record without the name
     reruns in the dense scheme, so both reproduce identically; a dense digest relabelled as CSR is the first
@@ -123,6 +139,7 @@ def test_a_record_digests_sparse_fitted_matrices_as_its_rerun_does(tmp_path):
            "evaluator": {"name": "knn", "params": {"k": 1}}, "seed": 0, "cache": False}
     now = run_benchmark(cfg, tmp_path / "now" / "records" / "r")
     assert now["fingerprints"]["fitted_sparse"] == "csr"
+    assert now["config"]["aggregator"]["params"]["solver"]["w_svd"] == "tall"      # named, so rerun as it ran
     old_path = tmp_path / "old" / "records" / "r" / "result.json"
     old = run_benchmark(cfg, old_path.parent, sparse_fingerprint="dense")
     assert old["fingerprints"]["fitted"] != now["fingerprints"]["fitted"]
