@@ -79,17 +79,23 @@ SETTING_KINDS = ("descriptor", "aggregator", "evaluator")
 
 
 @functools.lru_cache(maxsize=None)
-def _default_values(kind: str, name: str) -> dict[str, str] | None:
-    """The plugin's keyword defaults as labels compare values: one entry per leaf, nested options flattened
-    to dotted keys (``solver.max_iter``; a dataclass default is read as its fields), each value as JSON
-    (keys sorted); None when the plugin is not installed here. A parameter the plugin has removed is a default at
-    the value its ``removed_params`` names (the behaviour every run has now), so a record written before keeps its
-    label."""
+def _default_values(kind: str, name: str) -> dict[str, set[str]] | None:
+    """The plugin's keyword defaults as labels compare values: the values of each leaf that label as its default,
+    nested options flattened to dotted keys (``solver.max_iter``; a dataclass default is read as its fields), each
+    value as JSON (keys sorted); None when the plugin is not installed here. A parameter the plugin has removed is
+    a default at the value its ``removed_params`` names (the behaviour every run has now), and a value its
+    ``equivalent_defaults`` names (an earlier default that computes the same to rounding) labels as the default
+    too, so a record written before keeps its label."""
     try:
         factory = get_plugin(kind, name)
     except LookupError:  # records of a plugin this environment lacks: no parameter is known to be a default
         return None
-    return {**_leaves("", getattr(factory, "removed_params", None) or {}), **_leaves("", default_params(factory))}
+    values: dict[str, set[str]] = {}
+    for source in (getattr(factory, "removed_params", None) or {}, getattr(factory, "equivalent_defaults", None) or {},
+                   default_params(factory)):
+        for key, value in _leaves("", source).items():
+            values.setdefault(key, set()).add(value)
+    return values
 
 
 def _leaves(prefix: str, value) -> dict[str, str]:
@@ -134,7 +140,7 @@ def _non_default(setting: dict, config: dict, shown: dict[str, str]) -> tuple[st
                 continue
             if "${" in value:
                 value = resolved.get(param, value)
-            if known is not None and param in known and value == known[param]:
+            if known is not None and value in known.get(param, ()):
                 continue
             key = f"{kind}.{param}"
             keys += [k for k in shown if k == key or k.startswith(key + ".")]

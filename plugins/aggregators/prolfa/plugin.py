@@ -140,6 +140,8 @@ class ProLFA(Aggregator):
     #: Options added after records were written, at the value that reproduces a record that does not name them
     #: (``lfabench reproduce``): records made before ``admm_patience`` ran ADMM on every outer iteration.
     introduced_params = {"solver": {"admm_patience": None, "spectral_norm": "svd", "w_svd": "wide"}}
+    #: Earlier defaults that label as the default (board labels): the same fit to rounding.
+    equivalent_defaults = {"solver": {"spectral_norm": "basis"}}
     _parameter_constraints = {"lambda1": [NON_NEGATIVE], "lambda2": [NON_NEGATIVE],
                               "scale": [POSITIVE, StrOptions({"auto"})], "solver": [SolverOptions, Mapping, None]}
 
