@@ -157,6 +157,6 @@ def test_boards_read_records_of_an_ambiguous_name_as_of_an_unknown_one(monkeypat
     try:
         # no single plugin answers to it: read like a plugin not installed here, not an error
         assert frame._default_values("aggregator", "pool") == frame._default_values("aggregator", "no-such-plugin")
-        assert frame._default_values("aggregator", "one-dist:pool") == {"alpha": "1.0", "random_state": "null"}
+        assert frame._default_values("aggregator", "one-dist:pool") == {"alpha": {"1.0"}, "random_state": {"null"}}
     finally:
         frame._default_values.cache_clear()
