@@ -27,6 +27,7 @@ import importlib.metadata as importlib_metadata
 import signal
 import threading
 import warnings
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -341,12 +342,10 @@ def fill_missing(params: dict, values: dict) -> dict:
     return out
 
 
-def with_introduced_defaults(config: dict) -> dict:
-    """``config`` (a run's) with every parameter its plugins list in ``introduced_params`` that it does not name
-    set to the plugin's default now (``PluginSpec.defaults``, else the factory's keyword default; in a nested
-    group, the group's default key by key), so that the run's record names the behaviour it ran: a record
-    lacking such a parameter is one written before it existed, and ``lfabench reproduce`` reruns it with the
-    ``introduced_params`` value instead."""
+def fill_plugin_params(config: dict, values_of: Callable[[PluginSpec], dict]) -> dict:
+    """``config`` with each of its plugins' ``params`` completed by :func:`fill_missing` from ``values_of(spec)``
+    (the plugin's :class:`PluginSpec`); a plugin that is not installed, or whose values are empty, is left as it
+    is, and a spec is copied only when a value was added."""
     out = dict(config)
     for kind in KINDS:
         spec = out.get(kind)
@@ -356,18 +355,34 @@ def with_introduced_defaults(config: dict) -> dict:
             plugin = get_registry().get_spec(kind, str(spec["name"]))
         except (LookupError, KeyError, ValueError):
             continue
-        introduced = getattr(plugin.factory, "introduced_params", None) or {}
-        if not introduced:
+        values = values_of(plugin)
+        if not values:
             continue
-        defaults = {**default_params(plugin.factory), **(plugin.defaults or {})}
-        now = {key: ({k: v for k, v in defaults[key].items() if k in value}
-                     if isinstance(value, dict) and isinstance(defaults.get(key), dict) else defaults.get(key, value))
-               for key, value in introduced.items() if key in defaults}
         params = dict(spec.get("params") or {})
-        filled = fill_missing(params, now)
+        filled = fill_missing(params, values)
         if filled != params:
             out[kind] = {**spec, "params": filled}
     return out
+
+
+def introduced_defaults(plugin: PluginSpec) -> dict:
+    """The plugin's ``introduced_params`` keys at its default now (``PluginSpec.defaults``, else the factory's
+    keyword default; in a nested group, the group's default key by key)."""
+    introduced = getattr(plugin.factory, "introduced_params", None) or {}
+    if not introduced:
+        return {}
+    defaults = {**default_params(plugin.factory), **(plugin.defaults or {})}
+    return {key: ({k: v for k, v in defaults[key].items() if k in value}
+                  if isinstance(value, dict) and isinstance(defaults.get(key), dict) else defaults.get(key, value))
+            for key, value in introduced.items() if key in defaults}
+
+
+def with_introduced_defaults(config: dict) -> dict:
+    """``config`` (a run's) with every parameter its plugins list in ``introduced_params`` that it does not name
+    set to the plugin's default now (:func:`introduced_defaults`), so that the run's record names the behaviour
+    it ran: a record lacking such a parameter is one written before it existed, and ``lfabench reproduce`` reruns
+    it with the ``introduced_params`` value instead."""
+    return fill_plugin_params(config, introduced_defaults)
 
 
 def config_search_paths() -> list[str]:

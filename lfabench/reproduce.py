@@ -114,22 +114,9 @@ def with_introduced_params(config: dict) -> dict:
     reproduces it (a plugin class's ``introduced_params``, ``{name: value}``: FV's ``em="sklearn"``, the EM its
     records ran before the float32 EM became the default; ProLFA's ``{"solver": {"admm_patience": None}}``, an
     option inside a group); parameters the record names are kept."""
-    from .registry import fill_missing, get_plugin
+    from .registry import fill_plugin_params
 
-    out = dict(config)
-    for kind in ("dataset", "descriptor", "aggregator", "evaluator"):
-        spec = out.get(kind)
-        if not isinstance(spec, dict) or not spec.get("name"):
-            continue
-        try:
-            introduced = getattr(get_plugin(kind, str(spec["name"])), "introduced_params", None) or {}
-        except (LookupError, KeyError, ValueError):
-            continue
-        params = dict(spec.get("params") or {})
-        filled = fill_missing(params, introduced)
-        if filled != params:
-            out[kind] = {**spec, "params": filled}
-    return out
+    return fill_plugin_params(config, lambda plugin: getattr(plugin.factory, "introduced_params", None) or {})
 
 
 def rerun(path: Path, use_cache: bool = True, quiet: bool = True) -> Outcome:
