@@ -123,3 +123,26 @@ def test_a_committed_record_naming_the_removed_options_keeps_its_board_label():
     assert set(REMOVED) <= set(json.loads(path.read_text())["config"]["aggregator"]["params"]["solver"])
     frame = tables.records_frame([path])[0]
     assert set(tables.labelled(frame)["aggregator"]) == {"prolfa[n_prototypes=4096]"}
+
+
+@pytest.mark.parametrize("norm, shown", [("basis", ""), ("svd", " solver.spectral_norm=svd,")])
+def test_a_record_naming_an_equivalent_former_default_keeps_its_board_label(tmp_path, norm, shown):
+    """``spectral_norm="basis"``, the default when the copies board's ProLFA records ran, computes the same fit to
+    rounding as ``"auto"`` on their problems (``ProLFA.equivalent_defaults``): it labels as the default, while a value
+    that is not equivalent (``"svd"``) is shown."""
+    from lfabench import recordset as tables
+
+    source = next((Path(__file__).resolve().parents[4] / "leaderboards" / "copies" / "records").glob(
+        "copy_detection_daisy_prolfa_retrieval/*/result.json"))
+    record = json.loads(source.read_text())
+    assert record["config"]["aggregator"]["params"]["solver"]["spectral_norm"] == "basis"
+    for part in (record["config"], record.get("setting") or {}):
+        solver = ((part.get("aggregator") or {}).get("params") or {}).get("solver")
+        if isinstance(solver, dict) and "spectral_norm" in solver:
+            solver["spectral_norm"] = norm
+    path = tmp_path / "run" / "result.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(record))
+    frame = tables.records_frame([path])[0]
+    labels = set(tables.labelled(frame)["aggregator"])
+    assert labels == {f"prolfa[n_prototypes=2048,{shown} evaluator.query_region=full]"}
