@@ -90,7 +90,8 @@ class Aggregator(Estimator):
     #: ``fit_transform`` and transforms only the others. False (the default) for a method whose samples share
     #: arithmetic in a batch (zero-padded batches, a sum split at a block boundary), whose last bits depend on
     #: the company: a run then transforms every scored sample in one call after ``fit``. A property where a
-    #: parameter decides it (FV's ``occupancy_sum``); a run reads it from the configured instance.
+    #: parameter decides it (FV's ``occupancy_sum``) or the BLAS does (rows that are their own only through matrix
+    #: products: :func:`lfabench.gemm_rows.gemm_rows_are_own`); a run reads it from the configured instance.
     independent_rows: bool = False
 
     def fit(self, bags, y=None):

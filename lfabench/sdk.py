@@ -19,7 +19,8 @@ What each group is for:
 * helpers the pipeline already keeps right: dataset folders (:func:`dataset_root`, :func:`missing_error`,
   :func:`registered_as`), the seeded splits (:func:`stratified_split`, ...), cached fits
   (:func:`cached_fit`, :func:`cacheable_seed`, :func:`array_fingerprint`), fingerprints, image
-  conversion, a serial BLAS section and modules imported at first use (:class:`LazyModule`).
+  conversion, a serial BLAS section, whether the BLAS computes a product's rows each on its own
+  (:func:`gemm_rows_are_own`, for ``independent_rows``) and modules imported at first use (:class:`LazyModule`).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from .download import Resource
 from .estimator import not_fitted
 from .evaluate import Evaluator, Split
 from .fingerprint import bags_fingerprint
+from .gemm_rows import gemm_rows_are_own
 from .hookspecs import hookimpl
 from .images import to_uint8
 from .lazy import LazyModule
@@ -60,7 +62,7 @@ __all__ = [
     "RetrievalGroundTruth", "Searcher", "SearcherError", "Split", "StrOptions", "UndefinedCriterionError",
     "annotated_class_sizes", "array_fingerprint", "as_float32", "bags_fingerprint", "cacheable_seed", "cached_fit",
     "check_labels", "dataset_root", "default_params", "describe_class_sizes", "descriptor_dtype_problem",
-    "file_digest", "hookimpl", "imap_in_order", "is_searcher", "labelled_classes", "labelled_subset", "map_row_blocks",
-    "missing_error", "not_fitted",
+    "file_digest", "gemm_rows_are_own", "hookimpl", "imap_in_order", "is_searcher", "labelled_classes",
+    "labelled_subset", "map_row_blocks", "missing_error", "not_fitted",
     "partial_labels", "registered_as", "serial_blas", "stratified_split", "to_uint8",
 ]

@@ -25,7 +25,7 @@ from typing import Literal
 
 import numpy as np
 
-from lfabench.sdk import Aggregator, Bags, PluginSpec, cacheable_seed, cached_fit, hookimpl
+from lfabench.sdk import Aggregator, Bags, PluginSpec, cacheable_seed, cached_fit, gemm_rows_are_own, hookimpl
 
 from .codebooks import assign_nearest, kmeans_codebook, seed_of, training_sample
 from .gmm import fit_diag_gmm_em
@@ -263,8 +263,10 @@ class FisherVector(Aggregator):
 
     @property
     def independent_rows(self) -> bool:
-        """Each image's row is its own with the occupancy sums in the GEMM (:data:`OCCUPANCY_SUMS`)."""
-        return self.occupancy_sum == "gemm"
+        """Each image's row is its own with the occupancy sums in the GEMM (:data:`OCCUPANCY_SUMS`), where the BLAS
+        leaves a product's rows their own and a sum as it is when zero rows pad it
+        (:func:`~lfabench.sdk.gemm_rows_are_own`)."""
+        return self.occupancy_sum == "gemm" and gemm_rows_are_own()
 
     def _transform(self, bags: Bags) -> np.ndarray:
         F = fisher_encode(bags, self.project(bags.descriptors), self.weights_, self.means_, self.variances_,

@@ -35,7 +35,7 @@ from typing import Literal
 import numpy as np
 from tqdm.auto import tqdm
 
-from lfabench.sdk import COUNT, COUNT_OR_ZERO, Aggregator, Bags, PluginSpec, hookimpl
+from lfabench.sdk import COUNT, COUNT_OR_ZERO, Aggregator, Bags, PluginSpec, gemm_rows_are_own, hookimpl
 
 from .codebooks import seed_of
 from .fv import FisherVector
@@ -163,8 +163,9 @@ class FVNN(Aggregator):
     @property
     def independent_rows(self) -> bool:
         """Each image's row is its own where its Fisher vector is (the FV layer's ``occupancy_sum``); whitening
-        and the networks are products row by row."""
-        return self.occupancy_sum == "gemm"
+        and the networks are products row by row (where the BLAS keeps a product's rows their own:
+        :func:`~lfabench.sdk.gemm_rows_are_own`)."""
+        return self.occupancy_sum == "gemm" and gemm_rows_are_own()
 
     def fit_transform(self, bags, y=None) -> np.ndarray:
         """``fit`` then the vectors of ``bags``: with ``occupancy_sum="gemm"`` from the whitened Fisher vectors the

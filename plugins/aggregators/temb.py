@@ -32,6 +32,9 @@ batch; the first ``transform`` of the bags ``fit`` saw (same descriptors and off
 database) reuses the fit's sums, and any other first ``transform`` takes phi of the samples ``fit``
 embedded (looked up by sample id) from the fit instead of embedding them again (:class:`FitEmbeddings`:
 the same rows of the same products, so the same bits), up to :attr:`TriangulationEmbedding.REUSE_BYTES`.
+Both rest on a BLAS that computes a product's row from that row alone (:func:`~lfabench.sdk.gemm_rows_are_own`);
+where it does not, ``by_count`` declares no independent rows and ``padded`` keeps no phi: every image of a
+transform is embedded in the transform's own batches.
 """
 
 from __future__ import annotations
@@ -40,8 +43,8 @@ from typing import Literal
 
 import numpy as np
 
-from lfabench.sdk import (Aggregator, Bags, PluginSpec, array_fingerprint, cacheable_seed, cached_fit, hookimpl,
-                          imap_in_order)
+from lfabench.sdk import (Aggregator, Bags, PluginSpec, array_fingerprint, cacheable_seed, cached_fit,
+                          gemm_rows_are_own, hookimpl, imap_in_order)
 
 from .codebooks import cached_kmeans, training_sample
 from .democratic import democratic_weights
@@ -156,7 +159,12 @@ class TriangulationEmbedding(Aggregator):
     # ------------------------------------------------------------------ fit
     @property
     def independent_rows(self) -> bool:
-        """Each image's row is its own in unpadded batches of one descriptor count."""
+        """Each image's row is its own in unpadded batches of one descriptor count, where the BLAS computes a
+        product's rows each on its own (:func:`~lfabench.sdk.gemm_rows_are_own`)."""
+        return self.batches == "by_count" and gemm_rows_are_own()
+
+    @property
+    def _by_count(self) -> bool:
         return self.batches == "by_count"
 
     def _fit(self, bags: Bags, y):
@@ -190,8 +198,10 @@ class TriangulationEmbedding(Aggregator):
         self._fit_aggregate = self._fit_embeddings = None
         if self.rotate:
             D = self.projection_.shape[1]
-            # unpadded batches need no phi kept: a run transforms only the images fit did not see
-            kept = None if self.independent_rows else FitEmbeddings(bags, D, self.REUSE_BYTES // (4 * D))
+            # unpadded batches need no phi kept (a run transforms only the images fit did not see); padded ones
+            # reuse it only where a product's row does not depend on the others (the same bits as embedding again)
+            reuse = not self._by_count and gemm_rows_are_own()
+            kept = FitEmbeddings(bags, D, self.REUSE_BYTES // (4 * D)) if reuse else None
             Psi = self._aggregate(bags, keep=kept)
             self._fit_embeddings = kept
             # the embedding is the cost of a run (a (A*d, D) product per descriptor): a transform of the
@@ -229,7 +239,7 @@ class TriangulationEmbedding(Aggregator):
         def batch(item):
             return self._aggregate_batch(item, bags, ids, known)
 
-        batches = padded_batches(bags, max_cells=4096, same_count=self.independent_rows)
+        batches = padded_batches(bags, max_cells=4096, same_count=self._by_count)
         for idx, psi, Phi, mask in imap_in_order(batch, batches):
             out[idx] = psi
             if keep is not None and Phi.shape[0] * Phi.shape[1] > 1:
@@ -256,7 +266,7 @@ class TriangulationEmbedding(Aggregator):
         others embedded (a product's row does not depend on the other rows once there are two or more; a
         padding row is phi of the zero vector)."""
         B, n, d = Xp.shape
-        if self.independent_rows:
+        if self._by_count:
             return self._in_blocks(self.embed, Xp.reshape(B * n, d)).reshape(B, n, -1)
         if known is None or B * n < 2:
             return self.embed(Xp.reshape(B * n, d)).reshape(B, n, -1)
@@ -313,7 +323,7 @@ class TriangulationEmbedding(Aggregator):
         return out.reshape(-1, out.shape[-1])[:m]
 
     def _rotated(self, Psi: np.ndarray) -> np.ndarray:
-        if not self.independent_rows:
+        if not self._by_count:
             return Psi @ self.rotation_
         return self._in_blocks(lambda blocks: np.matmul(blocks, self.rotation_), Psi)
 
