@@ -119,7 +119,8 @@ class TriangulationEmbedding(Aggregator):
     kmeans_iter : int
     batches : {"by_count", "padded"}
         How images are batched for the embedding and democratic weights: ``"by_count"``, one descriptor count
-        per batch, unpadded (every image's row its own: ``independent_rows``); ``"padded"``, zero-padded
+        per batch, unpadded (every image's row its own where the BLAS keeps a product's rows their own:
+        ``independent_rows``); ``"padded"``, zero-padded
         batches of similar counts (what records made before ran: the same vectors up to rounding, other last
         bits for the images padded in their batch).
     cache : bool or str
@@ -263,8 +264,8 @@ class TriangulationEmbedding(Aggregator):
                       known: FitEmbeddings | None) -> np.ndarray:
         """``(B, n, D)`` phi of a batch: unpadded batches in :data:`BLOCK_ROWS`-row products; padded ones as one
         product of their ``B * n`` rows computes it, the rows of samples ``known`` holds copied from it, the
-        others embedded (a product's row does not depend on the other rows once there are two or more; a
-        padding row is phi of the zero vector)."""
+        others embedded (``known`` is kept only where a product's row does not depend on the other rows once
+        there are two or more: :func:`~lfabench.sdk.gemm_rows_are_own`; a padding row is phi of the zero vector)."""
         B, n, d = Xp.shape
         if self._by_count:
             return self._in_blocks(self.embed, Xp.reshape(B * n, d)).reshape(B, n, -1)
