@@ -33,8 +33,9 @@ database) reuses the fit's sums, and any other first ``transform`` takes phi of 
 embedded (looked up by sample id) from the fit instead of embedding them again (:class:`FitEmbeddings`:
 the same rows of the same products, so the same bits), up to :attr:`TriangulationEmbedding.REUSE_BYTES`.
 Both rest on a BLAS that computes a product's row from that row alone (:func:`~lfabench.sdk.gemm_rows_are_own`);
-where it does not, ``by_count`` declares no independent rows and ``padded`` keeps no phi: every image of a
-transform is embedded in the transform's own batches.
+where it does not, ``by_count`` declares no independent rows and ``padded`` keeps no phi. With ``by_count`` the
+first ``transform`` after ``fit`` takes the fit's sums for the samples the fit aggregated (the same id and
+descriptors) and aggregates only the others, so a run that transforms every image embeds each descriptor once.
 """
 
 from __future__ import annotations
@@ -209,7 +210,7 @@ class TriangulationEmbedding(Aggregator):
             # same bags, as a retrieval run's database is its training set, takes these sums instead of
             # embedding every descriptor again (same arithmetic, so the same bits); the bags are compared only
             # then (fit_transform, a run's path, takes the sums without comparing)
-            self._fit_aggregate = (bags.descriptors, bags.offsets, Psi)
+            self._fit_aggregate = (bags.descriptors, bags.offsets, Psi, bags.ids)
             Psi = Psi.astype(np.float64)
             Psi -= Psi.mean(axis=0)
             _, _, Vt = np.linalg.svd(Psi, full_matrices=True)              # principal axes of the training set
@@ -291,9 +292,12 @@ class TriangulationEmbedding(Aggregator):
 
     def fit_transform(self, bags, y=None) -> np.ndarray:
         """``fit``, then the fit samples' vectors from the sums RN's rotation was learned from (what
-        ``transform`` of the same bags returns, bit for bit) instead of aggregating them again."""
+        ``transform`` of the same bags returns, bit for bit) instead of aggregating them again. With ``by_count``
+        batches the sums stay for the next ``transform``, which takes them for these samples (as after ``fit``)."""
         self.fit(bags, y)
-        reuse, self._fit_aggregate = getattr(self, "_fit_aggregate", None), None
+        reuse = getattr(self, "_fit_aggregate", None)
+        if not self._by_count:
+            self._fit_aggregate = None
         if reuse is None:  # no rotation: fit aggregated nothing
             return self.transform(bags)
         self._fit_embeddings = None
@@ -304,9 +308,36 @@ class TriangulationEmbedding(Aggregator):
         known, self._fit_embeddings = getattr(self, "_fit_embeddings", None), None  # once: frees (N_fit, D)
         if reuse is not None and _same_content(reuse[0], reuse[1], bags):
             Psi = reuse[2]
+        elif reuse is not None and self._by_count:
+            Psi = self._with_fit_sums(bags, reuse)
         else:
             Psi = self._aggregate(bags, known=known)
         return self._normalized(Psi)
+
+    def _with_fit_sums(self, bags: Bags, reuse: tuple) -> np.ndarray:
+        """``(m, D)`` sums of ``bags``: the fit's for each sample ``fit`` aggregated (the same id and the same
+        descriptors, bit for bit), the others aggregated now. A run that fits, then transforms every image (where
+        the BLAS keeps no product's rows their own, so ``independent_rows`` is False) thus aggregates each image
+        once, and a training image's vector is the one the rotation was learned from."""
+        descriptors, offsets, fit_psi, fit_ids = reuse
+        at = {sample: j for j, sample in enumerate(fit_ids.tolist())}
+        found = np.full(bags.n_samples, -1, dtype=np.int64)
+        same_dtype = bags.descriptors.dtype == descriptors.dtype
+        for i, sample in enumerate(bags.ids.tolist()):
+            j = at.get(sample)
+            if j is None or not same_dtype:
+                continue
+            lo, hi, flo, fhi = bags.offsets[i], bags.offsets[i + 1], offsets[j], offsets[j + 1]
+            if hi - lo == fhi - flo and np.array_equal(bags.descriptors[lo:hi], descriptors[flo:fhi]):
+                found[i] = j
+        hit = found >= 0
+        if not hit.any():
+            return self._aggregate(bags)
+        out = np.empty((bags.n_samples, fit_psi.shape[1]), dtype=fit_psi.dtype)
+        out[hit] = fit_psi[found[hit]]
+        if not hit.all():
+            out[~hit] = self._aggregate(bags.subset(np.flatnonzero(~hit)))
+        return out
 
     def _normalized(self, Psi: np.ndarray) -> np.ndarray:
         """RN: ``(m, D)`` sums rotated (when fitted with ``rotate``), power-law and L2 normalised, float32."""
