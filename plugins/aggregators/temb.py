@@ -81,11 +81,16 @@ class FitEmbeddings:
         if hit is None:
             return None
         row, j = hit
-        lo, hi = bags.offsets[i], bags.offsets[i + 1]
-        flo, fhi = self.offsets[j], self.offsets[j + 1]
-        if hi - lo != fhi - flo or not np.array_equal(bags.descriptors[lo:hi], self.descriptors[flo:fhi]):
+        if not _same_sample(bags, i, self.descriptors, self.offsets, j):
             return None
-        return self.phi[row:row + (hi - lo)]
+        return self.phi[row:row + (bags.offsets[i + 1] - bags.offsets[i])]
+
+
+def _same_sample(bags: Bags, i: int, descriptors: np.ndarray, offsets: np.ndarray, j: int) -> bool:
+    """Whether sample ``i`` of ``bags`` holds the descriptors of sample ``j`` of ``(descriptors, offsets)``, bit for
+    bit (values; the caller compares dtypes where they matter)."""
+    lo, hi, flo, fhi = bags.offsets[i], bags.offsets[i + 1], offsets[j], offsets[j + 1]
+    return hi - lo == fhi - flo and np.array_equal(bags.descriptors[lo:hi], descriptors[flo:fhi])
 
 
 def triangulation_residuals(X: np.ndarray, anchors: np.ndarray) -> np.ndarray:
@@ -325,10 +330,7 @@ class TriangulationEmbedding(Aggregator):
         same_dtype = bags.descriptors.dtype == descriptors.dtype
         for i, sample in enumerate(bags.ids.tolist()):
             j = at.get(sample)
-            if j is None or not same_dtype:
-                continue
-            lo, hi, flo, fhi = bags.offsets[i], bags.offsets[i + 1], offsets[j], offsets[j + 1]
-            if hi - lo == fhi - flo and np.array_equal(bags.descriptors[lo:hi], descriptors[flo:fhi]):
+            if j is not None and same_dtype and _same_sample(bags, i, descriptors, offsets, j):
                 found[i] = j
         hit = found >= 0
         if not hit.any():
