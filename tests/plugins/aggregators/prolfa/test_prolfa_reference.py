@@ -39,10 +39,11 @@ def cpu_kind() -> tuple[tuple[str, ...], tuple[str, ...]]:
     (FAISS imported first, so that its own is loaded)."""
     import faiss  # noqa: F401 - its OpenBLAS must be loaded to be listed
 
-    from lfabench.provenance import environment, recorded_machine
+    from lfabench.provenance import environment
+    from lfabench.reproduce import cpu_kind as recorded_kind
 
-    machine = recorded_machine({"provenance": {"environment": environment()}})
-    return tuple(machine["simd_flags"] or ()), tuple(sorted(set(machine["blas_kernels"]) - {"None"}))
+    simd, kernels = recorded_kind({"provenance": {"environment": environment()}})
+    return simd, tuple(sorted(set(kernels) - {"None"}))
 
 
 @pytest.fixture(scope="module")
