@@ -34,6 +34,19 @@ def same_bits(a, b) -> bool:
     return all(np.array_equal(x, y) for x, y in zip(a, b))
 
 
+def paper_stages(descriptors):
+    """``(descriptor, LcksvdStages set up for it)`` for each descriptor whose data is here; the others are named
+    as skipped."""
+    for descriptor in descriptors:
+        stages = LcksvdStages()
+        try:
+            stages.setup(descriptor)
+        except NotImplementedError as exc:
+            print(f"{descriptor}: skipped ({exc})")
+            continue
+        yield descriptor, stages
+
+
 def kernel_cases(stages: LcksvdStages) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """``{case: (alpha0 [n, K], G [K, K])}`` of the three OMP problems of an LC-KSVD2 fit and transform."""
     from lfabench_plugins.aggregators.omp import normalize_atoms
@@ -112,13 +125,7 @@ def main(argv=None) -> int:
     old = module_at(args.against, "plugins/aggregators/omp_kernels.py", "lfabench_plugins.aggregators")
     eps = float(np.finfo(np.float64).eps)
     with threadpool_limits(1):
-        for descriptor in args.descriptors:
-            stages = LcksvdStages()
-            try:
-                stages.setup(descriptor)
-            except NotImplementedError as exc:
-                print(f"{descriptor}: skipped ({exc})")
-                continue
+        for descriptor, stages in paper_stages(args.descriptors):
             print(f"{descriptor} (K = {stages.D0.shape[0]}, T = {T}; kernel {args.against} -> working tree)")
             for case, (alpha0, G) in kernel_cases(stages).items():
                 old.gram_omp(alpha0[:8], G, T, eps)                 # compile outside the timing

@@ -90,6 +90,37 @@ def _first_max(keys, K):
     return -1
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _subtract_rows(row, V, c, t, K):
+    """``row -= sum_{j<t} c[j] V[j]`` over the first ``K`` entries: Batch-OMP's Cholesky column (``row`` [K],
+    ``V`` [>= t, K], ``c`` [>= t]).
+
+    Eight rows of V per pass over ``row`` (one load and store of it per eight products), then four, then one: a
+    fixed grouping, so the rounding depends on t alone."""
+    j = 0
+    while j + 8 <= t:
+        c0, c1, c2, c3 = c[j], c[j + 1], c[j + 2], c[j + 3]
+        c4, c5, c6, c7 = c[j + 4], c[j + 5], c[j + 6], c[j + 7]
+        V0, V1, V2, V3 = V[j], V[j + 1], V[j + 2], V[j + 3]
+        V4, V5, V6, V7 = V[j + 4], V[j + 5], V[j + 6], V[j + 7]
+        for m in range(K):
+            row[m] -= (((c0 * V0[m] + c1 * V1[m]) + (c2 * V2[m] + c3 * V3[m]))
+                       + ((c4 * V4[m] + c5 * V5[m]) + (c6 * V6[m] + c7 * V7[m])))
+        j += 8
+    while j + 4 <= t:
+        c0, c1, c2, c3 = c[j], c[j + 1], c[j + 2], c[j + 3]
+        V0, V1, V2, V3 = V[j], V[j + 1], V[j + 2], V[j + 3]
+        for m in range(K):
+            row[m] -= (c0 * V0[m] + c1 * V1[m]) + (c2 * V2[m] + c3 * V3[m])
+        j += 4
+    while j < t:
+        cj = c[j]
+        Vj = V[j]
+        for m in range(K):
+            row[m] -= cj * Vj[m]
+        j += 1
+
+
 @njit(cache=True, nogil=True)
 def gram_omp(alpha0, G, n_nonzero, eps):
     """OMP codes from correlations ``alpha0`` [n, K] = Y D^T and the Gram matrix ``G`` [K, K] = D D^T.
@@ -140,30 +171,7 @@ def gram_omp(alpha0, G, n_nonzero, eps):
             row = V[t]
             for m in range(K):
                 row[m] = G[k, m]
-            # row -= sum_j L[t, j] V[j], four rows of V per pass (one load and store of row per four
-            # products; a fixed grouping, so the rounding depends on t alone)
-            j = 0
-            while j + 8 <= t:
-                c0, c1, c2, c3 = L[t, j], L[t, j + 1], L[t, j + 2], L[t, j + 3]
-                c4, c5, c6, c7 = L[t, j + 4], L[t, j + 5], L[t, j + 6], L[t, j + 7]
-                V0, V1, V2, V3 = V[j], V[j + 1], V[j + 2], V[j + 3]
-                V4, V5, V6, V7 = V[j + 4], V[j + 5], V[j + 6], V[j + 7]
-                for m in range(K):
-                    row[m] -= (((c0 * V0[m] + c1 * V1[m]) + (c2 * V2[m] + c3 * V3[m]))
-                               + ((c4 * V4[m] + c5 * V5[m]) + (c6 * V6[m] + c7 * V7[m])))
-                j += 8
-            while j + 4 <= t:
-                c0, c1, c2, c3 = L[t, j], L[t, j + 1], L[t, j + 2], L[t, j + 3]
-                V0, V1, V2, V3 = V[j], V[j + 1], V[j + 2], V[j + 3]
-                for m in range(K):
-                    row[m] -= (c0 * V0[m] + c1 * V1[m]) + (c2 * V2[m] + c3 * V3[m])
-                j += 4
-            while j < t:
-                c = L[t, j]
-                Vj = V[j]
-                for m in range(K):
-                    row[m] -= c * Vj[m]
-                j += 1
+            _subtract_rows(row, V, L[t], t, K)
             inv = 1.0 / lkk
             zt = alpha[k] * inv
             z[t] = zt
