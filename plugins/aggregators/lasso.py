@@ -47,7 +47,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["LassoStats", "lasso_codes", "lasso_objective", "lasso_duality_gap"]
+__all__ = ["HOMOTOPY_PATHS", "LassoStats", "lasso_codes", "lasso_objective", "lasso_duality_gap"]
+
+#: Where :func:`lasso_codes` runs the rows' paths: the compiled kernel (near-ties in lock-step), or all in lock-step.
+HOMOTOPY_PATHS = ("compiled", "lockstep")
 
 #: An event this close to the current lambda is the one just taken.
 TINY = 1e-12
@@ -239,10 +242,10 @@ def _lockstep_homotopy(C, G, alpha, positive, max_steps):
     return S, sign, failed
 
 
-def _block_codes(X, D, G, alpha, positive, tol, max_steps, max_iter, stats):
+def _block_codes(X, D, G, alpha, positive, tol, max_steps, max_iter, stats, path):
     C = X @ D.T
     xx = np.einsum("ij,ij->i", X, X)
-    S, sign, failed = _homotopy(C, G, alpha, positive, max_steps)
+    S, sign, failed = (_homotopy if path == "compiled" else _lockstep_homotopy)(C, G, alpha, positive, max_steps)
     # the path's codes carry the rounding of every step: solve once more, on the final support
     sup = _Supports(S)
     vals, bad = sup.solve(G, C[sup.rows, sup.cols] - alpha * sign[sup.rows, sup.cols], max_support=X.shape[1])
@@ -273,13 +276,17 @@ def _block_codes(X, D, G, alpha, positive, tol, max_steps, max_iter, stats):
 
 def lasso_codes(X: np.ndarray, dictionary: np.ndarray, alpha: float, positive: bool = False, tol: float = 1e-8,
                 block: int = 4096, max_steps: int | None = None, max_iter: int = 1000,
-                stats: LassoStats | None = None) -> np.ndarray:
+                stats: LassoStats | None = None, path: str = "compiled") -> np.ndarray:
     """``(N, K)`` float64 lasso codes of ``X`` (``(N, d)``) on ``dictionary`` (``(K, d)``), each within
     ``tol * ||x||^2`` of the optimum of ``P`` (module docstring), i.e. of ``sparse_encode``'s ``lasso_cd``.
 
     ``block`` rows are coded at a time (memory ``~ block * K`` floats, a few times); ``max_steps`` bounds
     the path's steps (default ``8 K``); ``max_iter`` is the fallback's coordinate-descent budget, as in
-    ``sparse_encode``. ``stats`` (optional) is filled with what happened.
+    ``sparse_encode``. ``stats`` (optional) is filled with what happened. ``path`` (:data:`HOMOTOPY_PATHS`):
+    ``"compiled"`` runs each row's path in the compiled kernel and decides the rows it marks close in the
+    lock-step form (:func:`_homotopy`); ``"lockstep"`` runs every row in the lock-step form
+    (:func:`_lockstep_homotopy`: 3-4x slower). The two find the same supports but where rounding that drifts
+    past ``NEAR`` decides one (the module docstring), so the codes of a row can differ between them.
     """
     X = np.ascontiguousarray(X, dtype=np.float64)
     D = np.ascontiguousarray(dictionary, dtype=np.float64)
@@ -287,6 +294,8 @@ def lasso_codes(X: np.ndarray, dictionary: np.ndarray, alpha: float, positive: b
         raise ValueError(f"lasso_codes: X {X.shape} and dictionary {D.shape} need the same number of columns")
     if not alpha > 0:
         raise ValueError(f"lasso_codes: alpha must be > 0, got {alpha}")
+    if path not in HOMOTOPY_PATHS:
+        raise ValueError(f"lasso_codes: path must be one of {HOMOTOPY_PATHS}, got {path!r}")
     stats = stats if stats is not None else LassoStats()
     G = D @ D.T
     steps = int(max_steps) if max_steps is not None else 8 * D.shape[0]
@@ -294,6 +303,6 @@ def lasso_codes(X: np.ndarray, dictionary: np.ndarray, alpha: float, positive: b
     for lo in range(0, X.shape[0], block):
         hi = min(lo + block, X.shape[0])
         out[lo:hi] = _block_codes(X[lo:hi], D, G, float(alpha), bool(positive), float(tol), steps, int(max_iter),
-                                  stats)
+                                  stats, path)
     stats.n_rows += X.shape[0]
     return out

@@ -22,7 +22,12 @@ __all__ = ["HomotopyDictionaryLearning"]
 
 class HomotopyDictionaryLearning(MiniBatchDictionaryLearning):
     """``MiniBatchDictionaryLearning`` (same parameters) coding each mini-batch with :func:`lasso_codes`
-    when ``fit_algorithm="cd"`` (``"lars"`` is left to scikit-learn)."""
+    when ``fit_algorithm="cd"`` (``"lars"`` is left to scikit-learn).
+
+    ``homotopy_path`` (an attribute, not a constructor parameter, so scikit-learn's parameter handling is
+    untouched) is :func:`lasso_codes`'s ``path``: ``"compiled"`` (default) or ``"lockstep"``."""
+
+    homotopy_path = "compiled"
 
     def _minibatch_step(self, X, dictionary, random_state, step):
         # the body of scikit-learn's MiniBatchDictionaryLearning._minibatch_step with its code step replaced
@@ -30,7 +35,7 @@ class HomotopyDictionaryLearning(MiniBatchDictionaryLearning):
             return super()._minibatch_step(X, dictionary, random_state, step)
         batch_size = X.shape[0]
         code = lasso_codes(X, dictionary, float(self.alpha), positive=bool(self.positive_code),
-                           max_iter=self.transform_max_iter).astype(X.dtype, copy=False)
+                           max_iter=self.transform_max_iter, path=self.homotopy_path).astype(X.dtype, copy=False)
         batch_cost = (0.5 * ((X - code @ dictionary) ** 2).sum() + self.alpha * np.sum(np.abs(code))) / batch_size
         self._update_inner_stats(X, code, batch_size, step)
         _update_dict(dictionary, X, code, self._A, self._B, verbose=self.verbose, random_state=random_state,

@@ -23,6 +23,7 @@ Output dimension: ``K`` (``n_atoms``). An empty sample aggregates to the zero ve
 from __future__ import annotations
 
 import warnings
+from typing import Literal
 
 import numpy as np
 
@@ -61,6 +62,11 @@ class SparseCoding(Aggregator):
     lasso : {"homotopy", "cd"}
         Lasso solver of both steps: the batched homotopy (default) or scikit-learn's coordinate descent
         (the reference); the objective is the same.
+    homotopy_path : {"compiled", "lockstep"}
+        Where the homotopy runs each descriptor's lasso path (:func:`~lfabench_plugins.aggregators.lasso.
+        lasso_codes`'s ``path``): the compiled kernel (default, 3-4x faster) or the lock-step NumPy form, which
+        SC's records made before the kernel ran (``lfabench reproduce`` reruns such a record with it). Where
+        rounding decides a path unmarked, the two give other codes, and the dictionary learning carries that on.
     cache : bool or str
         Cache the dictionary keyed on the training sample and parameters.
     random_state : int or None
@@ -69,7 +75,8 @@ class SparseCoding(Aggregator):
     def __init__(self, n_atoms: int = 256, alpha: float = 0.15, normalize_descriptors: bool = True,
                  positive: bool = False, max_training_descriptors: int = 50_000, dict_iter: int = 10,
                  batch_size: int = 256, chunk_descriptors: int = 20_000, lasso: str = "homotopy",
-                 cache: bool | str = False, random_state=None):
+                 homotopy_path: Literal["compiled", "lockstep"] = "compiled", cache: bool | str = False,
+                 random_state=None):
         self.n_atoms = n_atoms
         self.alpha = alpha
         self.normalize_descriptors = normalize_descriptors
@@ -79,6 +86,7 @@ class SparseCoding(Aggregator):
         self.batch_size = batch_size
         self.chunk_descriptors = chunk_descriptors
         self.lasso = lasso
+        self.homotopy_path = homotopy_path
         self.cache = cache
         self.random_state = random_state
 
@@ -91,6 +99,9 @@ class SparseCoding(Aggregator):
             raise ValueError(f"SparseCoding: lasso must be one of {LASSO_SOLVERS}, got {self.lasso!r}")
 
     independent_rows = True  # each descriptor's lasso code is its own; max-pooled per image
+
+    #: Records without ``homotopy_path`` ran every path in lock-step (the compiled kernel came later).
+    introduced_params = {"homotopy_path": "lockstep"}
 
     def _fit(self, bags: Bags, y):
         from sklearn.decomposition import MiniBatchDictionaryLearning
@@ -110,12 +121,13 @@ class SparseCoding(Aggregator):
             dl = learner(n_components=int(self.n_atoms), alpha=float(self.alpha), max_iter=int(self.dict_iter),
                          batch_size=int(self.batch_size), fit_algorithm="cd", positive_code=bool(self.positive),
                          random_state=seed)
+            dl.homotopy_path = self.homotopy_path
             return {"dictionary": dl.fit(self._prepare(sample)).components_}
 
         params = {"n_atoms": int(self.n_atoms), "alpha": float(self.alpha), "dict_iter": int(self.dict_iter),
                   "batch_size": int(self.batch_size), "positive": bool(self.positive),
                   "normalize_descriptors": bool(self.normalize_descriptors), "lasso": str(self.lasso),
-                  "seed": cacheable_seed(self.random_state)}
+                  "homotopy_path": str(self.homotopy_path), "seed": cacheable_seed(self.random_state)}
         self.dictionary_ = cached_fit("sc-dictionary", f"K={self.n_atoms}", sample, params, fit,
                                       self.cache if params["seed"] is not None else False)["dictionary"]
 
@@ -132,7 +144,7 @@ class SparseCoding(Aggregator):
         if self.lasso == "homotopy":
             stats = LassoStats()
             U = lasso_codes(self._prepare(X), self.dictionary_, float(self.alpha), positive=bool(self.positive),
-                            max_iter=1000, stats=stats)
+                            max_iter=1000, stats=stats, path=self.homotopy_path)
             self.convergence_warnings_ = getattr(self, "convergence_warnings_", 0) + len(stats.convergence_warnings)
             return U
         with warnings.catch_warnings(record=True) as caught:

@@ -118,6 +118,63 @@ def test_lasso_codes_reject_bad_input():
         lasso_codes(X, D, 0.0)
     with pytest.raises(ValueError, match="columns"):
         lasso_codes(X[:, :5], D, 0.1)
+    with pytest.raises(ValueError, match="path must be one of"):
+        lasso_codes(X, D, 0.1, path="numpy")
+
+
+@pytest.mark.parametrize("path, used, unused", [("compiled", "_homotopy", "_lockstep_homotopy"),
+                                                ("lockstep", "_lockstep_homotopy", "_homotopy")])
+def test_the_path_parameter_chooses_where_every_row_runs(monkeypatch, path, used, unused):
+    X, D = correlated_problem(n=300)
+    reference = lasso_codes(X, D, 0.05, block=128)        # the same blocks: the same products X D^T
+    calls = []
+    real = getattr(lasso_mod, used)
+
+    def counting(C, *args):
+        calls.append(len(C))
+        return real(C, *args)
+
+    def refused(*args):
+        raise AssertionError(f"path={path!r} ran {unused}")
+
+    monkeypatch.setattr(lasso_mod, used, counting)
+    if path == "lockstep":                  # the compiled path calls the lock-step form for its close rows
+        monkeypatch.setattr(lasso_mod, unused, refused)
+    U = lasso_codes(X, D, 0.05, block=128, path=path)
+    assert calls == [128, 128, 44]           # every block, every row
+    # away from near-ties the two find the same supports, and the codes are solved from them the same way
+    assert np.array_equal(U, reference)
+
+
+def test_sc_runs_its_homotopy_path_in_both_steps_and_records_without_it_reproduce_in_lockstep(monkeypatch):
+    from lfabench.reproduce import with_introduced_params
+
+    X, _ = correlated_problem(n=400, d=40, seed=5)
+    bags = Bags(X, np.arange(0, 401, 20))
+    paths = []
+    real = lasso_mod.lasso_codes
+
+    def recording(*args, **kwargs):
+        paths.append(kwargs["path"])
+        return real(*args, **kwargs)
+
+    import lfabench_plugins.aggregators.lasso_dictionary as ld
+    import lfabench_plugins.aggregators.sc as sc_mod
+
+    monkeypatch.setattr(ld, "lasso_codes", recording)
+    monkeypatch.setattr(sc_mod, "lasso_codes", recording)
+    features = {}
+    for path in ("compiled", "lockstep"):
+        paths.clear()
+        est = SparseCoding(n_atoms=16, alpha=0.05, dict_iter=1, batch_size=100, homotopy_path=path, random_state=0)
+        features[path] = est.fit(bags).transform(bags)
+        assert paths and set(paths) == {path}          # the dictionary's mini-batches and the image codes
+    assert features["compiled"].shape == features["lockstep"].shape == (20, 16)
+    # a record written before the parameter reruns in lock-step; a record naming it keeps its value
+    assert with_introduced_params({"aggregator": {"name": "sc", "params": {}}})["aggregator"]["params"] == \
+        {"homotopy_path": "lockstep"}
+    named = {"aggregator": {"name": "sc", "params": {"homotopy_path": "compiled"}}}
+    assert with_introduced_params(named)["aggregator"]["params"] == {"homotopy_path": "compiled"}
 
 
 DETERMINISM = """
