@@ -30,7 +30,7 @@ from threadpoolctl import threadpool_limits
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
-from lfabench_plugins.aggregators.omp_kernels import _subtract_rows  # noqa: E402
+from lfabench_plugins.aggregators.omp_kernels import _subtract_rows, gram_omp  # noqa: E402
 from omp_kernel import kernel_cases, paper_stages  # noqa: E402
 from revisions import cpu  # noqa: E402
 from suite.lcksvd import T  # noqa: E402
@@ -76,8 +76,6 @@ def main(argv=None) -> int:
     parser.add_argument("--descriptors", nargs="+", default=["sift", "daisy"])
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)
-    from lfabench_plugins.aggregators.omp_kernels import gram_omp
-
     eps = float(np.finfo(np.float64).eps)
     with threadpool_limits(1):
         for descriptor, stages in paper_stages(args.descriptors):
