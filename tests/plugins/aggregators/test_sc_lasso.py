@@ -223,6 +223,35 @@ def test_dictionary_learning_uses_the_homotopy_and_matches_scikit_learn(monkeypa
     np.testing.assert_allclose(ours.components_, ref.components_, atol=1e-4)
 
 
+
+def test_dictionary_learning_homotopy_path_is_a_parameter_that_clone_carries(monkeypatch):
+    from sklearn.base import clone
+
+    X, _ = correlated_problem(n=256, d=40, seed=6)
+    learner = HomotopyDictionaryLearning(n_components=12, alpha=0.05, batch_size=128, max_iter=1, fit_algorithm="cd",
+                                         random_state=0, homotopy_path="lockstep")
+    assert learner.get_params()["homotopy_path"] == "lockstep"
+    # every other parameter is scikit-learn's, with its defaults
+    reference = MiniBatchDictionaryLearning().get_params()
+    assert {k: v for k, v in HomotopyDictionaryLearning().get_params().items() if k in reference} == reference
+    paths = []
+    real = lasso_mod.lasso_codes
+
+    def recording(*args, **kwargs):
+        paths.append(kwargs["path"])
+        return real(*args, **kwargs)
+
+    import lfabench_plugins.aggregators.lasso_dictionary as ld
+
+    monkeypatch.setattr(ld, "lasso_codes", recording)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        copy = clone(learner).fit(X)
+    assert copy.homotopy_path == "lockstep" and paths and set(paths) == {"lockstep"}
+    with pytest.raises(ValueError, match="homotopy_path"):
+        HomotopyDictionaryLearning(n_components=4, fit_algorithm="cd", homotopy_path="numpy").fit(X)
+
+
 # ------------------------------------------------------------------ real data: Fifteen Scene DAISY
 @pytest.fixture(scope="module")
 def scene15_daisy(shared_data):
