@@ -117,9 +117,9 @@ class SparseCoding(Aggregator):
             raise ValueError(f"SparseCoding: {sample.shape[0]} training descriptors for n_atoms={self.n_atoms}")
 
         def fit():
-            common = dict(n_components=int(self.n_atoms), alpha=float(self.alpha), max_iter=int(self.dict_iter),
-                          batch_size=int(self.batch_size), fit_algorithm="cd", positive_code=bool(self.positive),
-                          random_state=seed)
+            common = {"n_components": int(self.n_atoms), "alpha": float(self.alpha), "max_iter": int(self.dict_iter),
+                      "batch_size": int(self.batch_size), "fit_algorithm": "cd", "positive_code": bool(self.positive),
+                      "random_state": seed}
             dl = (HomotopyDictionaryLearning(**common, homotopy_path=self.homotopy_path) if self.lasso == "homotopy"
                   else MiniBatchDictionaryLearning(**common))
             return {"dictionary": dl.fit(self._prepare(sample)).components_}
