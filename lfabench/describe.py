@@ -36,7 +36,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from .bags import Bags, descriptor_dtype_problem
 from .dataset import CorruptImageError, Dataset
@@ -296,6 +295,8 @@ class Descriptor(Estimator):
 
     def _compute(self, dataset, chunks, n_jobs, progress, on_done) -> list[dict[str, np.ndarray]]:
         """Run ``chunks`` (``(start, stop)`` pairs); ``on_done(index, arrays)`` sees each one as it finishes."""
+        from tqdm.auto import tqdm  # at first use: tqdm.auto imports asyncio, a tenth of lfabench run's start-up
+
         results: list[dict[str, np.ndarray] | None] = [None] * len(chunks)
         total = sum(b - a for a, b in chunks)
         bar = tqdm(total=total, desc=f"{type(self).__name__} on {dataset.name}", unit="img",

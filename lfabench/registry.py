@@ -125,11 +125,17 @@ class PluginFailure:
                 f"failed to load: {self.error}")
 
 
-def _dist_of(ep) -> tuple[str, str]:
+def _dist_of(ep, known: dict[int, tuple[str, str]]) -> tuple[str, str]:
+    """``(name, version)`` of the distribution that declares ``ep``. ``known`` holds those already read, by the
+    distribution object's id: every read of ``Distribution.metadata`` parses its METADATA file again (about a
+    millisecond each), and the entry points of one distribution share one object."""
     dist = getattr(ep, "dist", None)
     if dist is None:
         return "<unknown distribution>", "?"
-    return dist.metadata["Name"] or dist.name, dist.version
+    if id(dist) not in known:
+        metadata = dist.metadata
+        known[id(dist)] = (metadata["Name"] or dist.name, metadata["Version"])
+    return known[id(dist)]
 
 
 class PluginRegistry:
@@ -149,10 +155,10 @@ class PluginRegistry:
     # ---------------------------------------------------------------- loading
     def load_entry_points(self, group: str = ENTRY_POINT_GROUP) -> None:
         """Import and register every module of the entry-point group, reporting failures."""
-        seen = set()
+        seen, distributions = set(), {}
         interrupts = _Interrupts()
         for ep in importlib_metadata.entry_points(group=group):
-            dist, version = _dist_of(ep)
+            dist, version = _dist_of(ep, distributions)
             key = (ep.name, ep.value)
             if key in seen:  # the same distribution visible twice on sys.path
                 continue

@@ -33,7 +33,6 @@ import warnings
 from typing import Literal
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from lfabench.sdk import COUNT, COUNT_OR_ZERO, Aggregator, Bags, PluginSpec, gemm_rows_are_own, hookimpl
 
@@ -123,6 +122,8 @@ class FVNN(Aggregator):
         self.bagging_ = None
         curves = []
         if self.n_estimators > 0:
+            from tqdm.auto import tqdm  # at first use: tqdm.auto imports asyncio, a tenth of lfabench run's start-up
+
             net = MLPClassifier(hidden_layer_sizes=hidden, activation="relu", alpha=float(self.alpha),
                                 max_iter=int(self.max_iter))
             bag = BaggingClassifier(net, n_estimators=0, warm_start=True, random_state=seed)

@@ -23,7 +23,6 @@ Where the time goes and the floor: ``docs/performance.md`` (LC-KSVD2).
 from __future__ import annotations
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from .omp_kernels import replace_dead, gram_omp, residual_norms, update_atoms
 
@@ -130,6 +129,8 @@ def ksvd(Y: np.ndarray, D0: np.ndarray, n_nonzero: int, n_iter: int, desc: str =
     # a zero signal cannot become an atom
     usable = np.einsum("ij,ij->i", Y, Y) + np.einsum("ij,ij->i", P, P)[lab] > 1e-12
     curve = []
+    from tqdm.auto import tqdm  # at first use: tqdm.auto imports asyncio, a tenth of lfabench run's start-up
+
     for _ in tqdm(range(int(n_iter)), desc=desc, unit="it", leave=False, disable=None if progress else True):
         support, coef, count = sparse_omp(Y, D, n_nonzero, P if P.shape[1] else None, lab)
         free = usable.copy()                             # signals not yet used as a replacement atom

@@ -9,7 +9,6 @@ here assumes a descriptor-level ground truth.
 from __future__ import annotations
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from lfabench.sdk import Bags, check_labels
 
@@ -70,6 +69,7 @@ def lbfgs(fun, x0: np.ndarray, max_iter: int, desc: str, tol: float = 1e-6) -> t
     ``fun`` is evaluated once per distinct point: scipy's first call, at ``x0``, reuses the curve's.
     """
     from scipy.optimize import minimize
+    from tqdm.auto import tqdm  # at first use: tqdm.auto imports asyncio, a tenth of lfabench run's start-up
 
     last = {}
 

@@ -33,7 +33,6 @@ from __future__ import annotations
 import threading
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from lfabench.sdk import COUNT, NON_NEGATIVE, Aggregator, Bags, PluginSpec, hookimpl, imap_in_order
 
@@ -138,6 +137,8 @@ class UniVCG(Aggregator):
         F = np.zeros((m, C))
         bits = np.zeros((C, int(self.n_rounds), p))
         curve = []
+        from tqdm.auto import tqdm  # at first use: tqdm.auto imports asyncio, a tenth of lfabench run's start-up
+
         for t in tqdm(range(int(self.n_rounds)), desc="UniVCG boosting", unit="round", leave=False, disable=None):
             if self.batched:
                 bits[:, t], rates = self._round_bits(W, Z, moments, means, reg, Xa, P)

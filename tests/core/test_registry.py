@@ -160,3 +160,32 @@ def test_boards_read_records_of_an_ambiguous_name_as_of_an_unknown_one(monkeypat
         assert frame._default_values("aggregator", "one-dist:pool") == {"alpha": {"1.0"}, "random_state": {"null"}}
     finally:
         frame._default_values.cache_clear()
+
+
+def test_entry_points_of_one_distribution_read_its_metadata_once(monkeypatch):
+    # every read of Distribution.metadata parses its METADATA file again: one read per distribution, not per entry point
+    import lfabench.registry as registry_mod
+
+    reads = []
+
+    class Dist:
+        @property
+        def metadata(self):
+            reads.append(1)
+            return {"Name": "acme-lfabench", "Version": "1.2"}
+
+    class EntryPoint:
+        def __init__(self, name, dist):
+            self.name, self.value, self.dist = name, f"acme.{name}", dist
+
+        def load(self):
+            return _module(f"acme.{self.name}", "lfabench_aggregators", [PluginSpec(self.name, Dummy, "x")])
+
+    dist = Dist()
+    points = [EntryPoint(name, dist) for name in ("one", "two", "three")]
+    monkeypatch.setattr(registry_mod.importlib_metadata, "entry_points", lambda group: points)
+    reg = PluginRegistry()
+    assert len(reads) == 1
+    assert sorted(reg.names("aggregator")) == ["one", "three", "two"]
+    assert {(reg.get_spec("aggregator", n).distribution, reg.get_spec("aggregator", n).version)
+            for n in ("one", "two", "three")} == {("acme-lfabench", "1.2")}

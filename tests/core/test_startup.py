@@ -15,9 +15,9 @@ import pytest
 HEAVY = ("sklearn", "pandas", "scipy.stats", "matplotlib", "faiss", "cv2", "numba", "torch", "skimage")
 
 
-def loaded_after(code: str) -> list[str]:
-    """The modules of :data:`HEAVY` in ``sys.modules`` after a fresh interpreter ran ``code``."""
-    probe = f"{code}\nimport json, sys\nprint(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
+def loaded_after(code: str, modules: tuple[str, ...] = HEAVY) -> list[str]:
+    """The ``modules`` (default :data:`HEAVY`) in ``sys.modules`` after a fresh interpreter ran ``code``."""
+    probe = f"{code}\nimport json, sys\nprint(json.dumps([m for m in {modules!r} if m in sys.modules]))"
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -36,6 +36,8 @@ def test_the_cli_and_the_registered_plugin_configs_load_no_heavy_library():
     # what `lfabench --help` and `lfabench run --cfg job` import, up to Hydra's compose: every plugin module
     code = ("import lfabench.cli, lfabench.cli.run as r\nr.register_plugin_configs()\nr.register_primary_config()")
     assert loaded_after(code) == []
+    # tqdm.auto imports asyncio (about 0.04 s): the progress bars import it when they first show
+    assert loaded_after(code, ("tqdm.auto", "asyncio")) == []
 
 
 @pytest.mark.parametrize("name, params, uses", [("sc", "n_atoms=3, dict_iter=2", "sklearn"),
