@@ -121,6 +121,8 @@ def ksvd(Y: np.ndarray, D0: np.ndarray, n_nonzero: int, n_iter: int, desc: str =
     among a random subset of at most 5,000 signals; here all remaining signals are candidates.)
     ``muthresh >= 1`` and ``use_thresh = 0`` disable the clean-up.
     """
+    from tqdm.auto import tqdm  # at first use: tqdm.auto imports asyncio, a tenth of lfabench run's start-up
+
     Y = np.ascontiguousarray(Y, dtype=np.float64)
     n = Y.shape[0]
     P, lab = _class_part(n, class_rows, labels)
@@ -129,8 +131,6 @@ def ksvd(Y: np.ndarray, D0: np.ndarray, n_nonzero: int, n_iter: int, desc: str =
     # a zero signal cannot become an atom
     usable = np.einsum("ij,ij->i", Y, Y) + np.einsum("ij,ij->i", P, P)[lab] > 1e-12
     curve = []
-    from tqdm.auto import tqdm  # at first use: tqdm.auto imports asyncio, a tenth of lfabench run's start-up
-
     for _ in tqdm(range(int(n_iter)), desc=desc, unit="it", leave=False, disable=None if progress else True):
         support, coef, count = sparse_omp(Y, D, n_nonzero, P if P.shape[1] else None, lab)
         free = usable.copy()                             # signals not yet used as a replacement atom

@@ -115,6 +115,8 @@ class UniVCG(Aggregator):
         self.batched = batched
 
     def _fit(self, bags: Bags, y):
+        from tqdm.auto import tqdm  # at first use: tqdm.auto imports asyncio, a tenth of lfabench run's start-up
+
         Y = class_indicator(y, bags.n_samples)
         train = per_image_sample(bags, self.descriptors_per_image, self.random_state)
         self.standardizer_ = Standardizer().fit(train.descriptors)
@@ -137,8 +139,6 @@ class UniVCG(Aggregator):
         F = np.zeros((m, C))
         bits = np.zeros((C, int(self.n_rounds), p))
         curve = []
-        from tqdm.auto import tqdm  # at first use: tqdm.auto imports asyncio, a tenth of lfabench run's start-up
-
         for t in tqdm(range(int(self.n_rounds)), desc="UniVCG boosting", unit="round", leave=False, disable=None):
             if self.batched:
                 bits[:, t], rates = self._round_bits(W, Z, moments, means, reg, Xa, P)

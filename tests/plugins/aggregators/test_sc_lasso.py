@@ -223,7 +223,6 @@ def test_dictionary_learning_uses_the_homotopy_and_matches_scikit_learn(monkeypa
     np.testing.assert_allclose(ours.components_, ref.components_, atol=1e-4)
 
 
-
 def test_dictionary_learning_homotopy_path_is_a_parameter_that_clone_carries(monkeypatch):
     from sklearn.base import clone
 
