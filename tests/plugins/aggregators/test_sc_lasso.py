@@ -146,11 +146,8 @@ def test_the_path_parameter_chooses_where_every_row_runs(monkeypatch, path, used
     assert np.array_equal(U, reference)
 
 
-def test_sc_runs_its_homotopy_path_in_both_steps_and_records_without_it_reproduce_in_lockstep(monkeypatch):
-    from lfabench.reproduce import with_introduced_params
-
-    X, _ = correlated_problem(n=400, d=40, seed=5)
-    bags = Bags(X, np.arange(0, 401, 20))
+def recorded_paths(monkeypatch, *modules) -> list[str]:
+    """The ``path`` of every :func:`lasso_codes` call made through ``modules`` (each one's ``lasso_codes`` wrapped)."""
     paths = []
     real = lasso_mod.lasso_codes
 
@@ -158,11 +155,20 @@ def test_sc_runs_its_homotopy_path_in_both_steps_and_records_without_it_reproduc
         paths.append(kwargs["path"])
         return real(*args, **kwargs)
 
+    for module in modules:
+        monkeypatch.setattr(module, "lasso_codes", recording)
+    return paths
+
+
+def test_sc_runs_its_homotopy_path_in_both_steps_and_records_without_it_reproduce_in_lockstep(monkeypatch):
+    from lfabench.reproduce import with_introduced_params
+
     import lfabench_plugins.aggregators.lasso_dictionary as ld
     import lfabench_plugins.aggregators.sc as sc_mod
 
-    monkeypatch.setattr(ld, "lasso_codes", recording)
-    monkeypatch.setattr(sc_mod, "lasso_codes", recording)
+    X, _ = correlated_problem(n=400, d=40, seed=5)
+    bags = Bags(X, np.arange(0, 401, 20))
+    paths = recorded_paths(monkeypatch, ld, sc_mod)
     features = {}
     for path in ("compiled", "lockstep"):
         paths.clear()
@@ -233,16 +239,9 @@ def test_dictionary_learning_homotopy_path_is_a_parameter_that_clone_carries(mon
     # every other parameter is scikit-learn's, with its defaults
     reference = MiniBatchDictionaryLearning().get_params()
     assert {k: v for k, v in HomotopyDictionaryLearning().get_params().items() if k in reference} == reference
-    paths = []
-    real = lasso_mod.lasso_codes
-
-    def recording(*args, **kwargs):
-        paths.append(kwargs["path"])
-        return real(*args, **kwargs)
-
     import lfabench_plugins.aggregators.lasso_dictionary as ld
 
-    monkeypatch.setattr(ld, "lasso_codes", recording)
+    paths = recorded_paths(monkeypatch, ld)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         copy = clone(learner).fit(X)
