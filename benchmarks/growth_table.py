@@ -4,15 +4,16 @@ training images, and the exponent of each stage, by one command.
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \\
         python benchmarks/growth_table.py --machine NAME [--methods bow fv ...] [--descriptor sift]
 
-Each method runs in a child process (one method's memory never weighs on the next's): for each fraction of
-the asv suite's ``PaperGrowth`` cases (``suite/growth.py``: nested, class-stratified subsets of the ``knn``
-evaluator's seed-0 training split of Fifteen Scene), its fit on that subset and its transform of the test
-images, in CPU seconds of the child (the best of up to three rounds while a round takes under 10 s, and of
-at least two at the first fraction, whose first round also pays the child's imports and compilation). The
-exponent of a stage is the least-squares slope of log(time) on log(training images): 1 is linear in the training set; a transform's exponent says how the fitted model's
-size grows with it (the test images are the same at every fraction). An iterative fit's time is its
-iterations times their cost: the last column gives the iterations each fit reported it ran. The table goes to
-``benchmarks/results/NAME/growth-<descriptor>.md`` (with the rows as JSON beside it) and to the terminal.
+Each method runs in a child process (one method's memory never weighs on the next's): for each fraction of the
+asv suite's ``PaperGrowth`` cases (``suite/growth.py``: nested, class-stratified subsets of the ``knn``
+evaluator's seed-0 training split of Fifteen Scene), its fit on that subset and its transform of the test images,
+in CPU seconds of the child (the best of up to three rounds while a round takes under 10 s, and of at least two
+at the first fraction, whose first round also pays the child's imports and compilation). The exponent of a stage
+is the least-squares slope of log(time) on log(training images): 1 is linear in the training set; a transform's
+exponent says how the fitted model's size grows with it (the test images are the same at every fraction). An
+iterative fit's time is its iterations times their cost: the last column gives the iterations each fit reported
+it ran. The table goes to ``benchmarks/results/NAME/growth-<descriptor>.md`` (with the rows as JSON beside it)
+and to the terminal.
 """
 
 from __future__ import annotations
