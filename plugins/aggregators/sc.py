@@ -127,7 +127,9 @@ class SparseCoding(Aggregator):
         params = {"n_atoms": int(self.n_atoms), "alpha": float(self.alpha), "dict_iter": int(self.dict_iter),
                   "batch_size": int(self.batch_size), "positive": bool(self.positive),
                   "normalize_descriptors": bool(self.normalize_descriptors), "lasso": str(self.lasso),
-                  "homotopy_path": str(self.homotopy_path), "seed": cacheable_seed(self.random_state)}
+                  "seed": cacheable_seed(self.random_state)}
+        if self.lasso == "homotopy":  # coordinate descent never runs the path: its dictionary does not depend on it
+            params["homotopy_path"] = str(self.homotopy_path)
         self.dictionary_ = cached_fit("sc-dictionary", f"K={self.n_atoms}", sample, params, fit,
                                       self.cache if params["seed"] is not None else False)["dictionary"]
 

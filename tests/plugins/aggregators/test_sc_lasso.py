@@ -183,6 +183,21 @@ def test_sc_runs_its_homotopy_path_in_both_steps_and_records_without_it_reproduc
     assert with_introduced_params(named)["aggregator"]["params"] == {"homotopy_path": "compiled"}
 
 
+def test_the_cached_dictionary_is_keyed_on_the_path_only_where_the_path_runs(tmp_path, monkeypatch):
+    """Coordinate descent never runs the homotopy path: runs differing only in it share one cached dictionary."""
+    X, _ = correlated_problem(n=400, d=40, seed=6)
+    bags = Bags(X, np.arange(0, 401, 20))
+    common = {"n_atoms": 16, "alpha": 0.05, "dict_iter": 1, "batch_size": 100, "random_state": 0}
+    uncached = SparseCoding(lasso="cd", **common).fit(bags).dictionary_
+    for lasso, files in (("cd", 1), ("homotopy", 3)):  # one file for cd, then one per path
+        for path in ("compiled", "lockstep"):
+            SparseCoding(lasso=lasso, homotopy_path=path, cache=str(tmp_path), **common).fit(bags)
+        assert len(list(tmp_path.glob("sc-dictionary-*.npz"))) == files
+    monkeypatch.setattr(MiniBatchDictionaryLearning, "fit", lambda *args: pytest.fail("the cd dictionary was refitted"))
+    cached = SparseCoding(lasso="cd", homotopy_path="lockstep", cache=str(tmp_path), **common).fit(bags).dictionary_
+    np.testing.assert_array_equal(cached, uncached)
+
+
 DETERMINISM = """
 import hashlib, sys
 import numpy as np
