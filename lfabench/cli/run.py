@@ -94,19 +94,29 @@ def required_params(factory) -> list[str]:
             if p.default is p.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
 
 
-def register_plugin_configs() -> None:
+def register_configs() -> None:
+    """:func:`register_plugin_configs` and :func:`register_primary_config`, what a run composes from, reading the
+    installed packages' ``lfabench.conf`` entry points once for both."""
+    search_paths = config_search_paths()
+    register_plugin_configs(search_paths)
+    register_primary_config(search_paths)
+
+
+def register_plugin_configs(search_paths: list[str] | None = None) -> None:
     """Store :func:`plugin_config` for every plugin without a yaml file of its name.
 
     A yaml file of a plugin's own name replaces that node (only ``synthetic`` has one: it also selects
     ``descriptor=native``); a variant under another name extends the node with a defaults list
-    (``defaults: [bow]`` then only the changed ``params``).
+    (``defaults: [bow]`` then only the changed ``params``). ``search_paths``: the plugin packages' config
+    folders (:func:`~lfabench.registry.config_search_paths`, read when not given).
     """
     from hydra.core.config_store import ConfigStore
 
     from .protocol import register_cap_configs, with_protocol
 
     cs = ConfigStore.instance()
-    yaml_names = {kind: yaml_options(kind) for kind in KINDS}  # once per kind: each scans every installed package
+    search_paths = config_search_paths() if search_paths is None else search_paths
+    yaml_names = {kind: yaml_options(kind, search_paths=search_paths) for kind in KINDS}
     for spec in get_registry().specs():
         if spec.name in yaml_names[spec.kind]:
             continue  # the yaml file wins; storing both would make Hydra treat the node as a schema
@@ -118,7 +128,7 @@ def register_plugin_configs() -> None:
     register_cap_configs(cs, get_registry().specs("dataset"))  # a dataset's own per-image caps
 
 
-def register_primary_config() -> None:
+def register_primary_config(search_paths: list[str] | None = None) -> None:
     """The primary config: lfabench's ``config.yaml`` plus the plugin packages' config folders.
 
     Hydra reads ``hydra.searchpath`` from the primary config only, so the
@@ -127,18 +137,21 @@ def register_primary_config() -> None:
     """
     from hydra.core.config_store import ConfigStore
 
-    node = {"defaults": ["config", "_self_"], "hydra": {"searchpath": config_search_paths()}}
+    search_paths = config_search_paths() if search_paths is None else search_paths
+    node = {"defaults": ["config", "_self_"], "hydra": {"searchpath": list(search_paths)}}
     ConfigStore.instance().store(name=PRIMARY_CONFIG, node=node)
 
 
-def yaml_options(group: str, extra_paths: list[str] = ()) -> set[str]:
+def yaml_options(group: str, extra_paths: list[str] = (), search_paths: list[str] | None = None) -> set[str]:
     """Options of a config group that are yaml files (nested folders included: ``smoke/bow``).
 
-    Looked up in lfabench's ``conf/``, plugin packages' config folders and ``extra_paths``
-    (``file://`` or ``pkg://`` search paths given as ``hydra.searchpath=[...]``).
+    Looked up in lfabench's ``conf/``, plugin packages' config folders (``search_paths``; read from the installed
+    packages' entry points when not given) and ``extra_paths`` (``file://`` or ``pkg://`` search paths given as
+    ``hydra.searchpath=[...]``).
     """
     options = set()
-    for path in [f"pkg://{CONFIG_PACKAGE}", *config_search_paths(), *extra_paths]:
+    search_paths = config_search_paths() if search_paths is None else search_paths
+    for path in [f"pkg://{CONFIG_PACKAGE}", *search_paths, *extra_paths]:
         try:
             if path.startswith("pkg://"):
                 folder = resources.files(path[len("pkg://"):]) / group
@@ -293,8 +306,7 @@ def main(argv: list[str]) -> None:
         return
     check_group_overrides(argv)
     mark_sweep_process()
-    register_plugin_configs()
-    register_primary_config()
+    register_configs()
 
     from ..isolation import exit_despite_threads
 

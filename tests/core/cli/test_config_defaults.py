@@ -13,8 +13,7 @@ from lfabench.cli.run import (
     CONFIG_PACKAGE,
     PRIMARY_CONFIG,
     RUN_LEVEL,
-    register_plugin_configs,
-    register_primary_config,
+    register_configs,
     required_params,
 )
 
@@ -22,8 +21,7 @@ from conftest import run_cli
 
 
 def _compose(overrides: list[str]) -> dict:
-    register_plugin_configs()
-    register_primary_config()
+    register_configs()
     GlobalHydra.instance().clear()
     with initialize_config_module(config_module=CONFIG_PACKAGE, version_base="1.3"):
         cfg = compose(config_name=PRIMARY_CONFIG, overrides=overrides)
@@ -82,3 +80,24 @@ def test_a_variant_yaml_merges_onto_the_plugin_defaults(tmp_path):
 
     expected = dict(BoW().get_params(), n_clusters=512, cache="${cache}", random_state="${seed}")
     assert node == {"name": "bow", "params": expected}
+
+
+def test_the_registration_reads_the_config_entry_points_once(monkeypatch):
+    # each read of the installed packages' entry points costs milliseconds at every start of a run
+    import lfabench.registry as registry_mod
+    from hydra.core.config_store import ConfigStore
+
+    expected = registry_mod.config_search_paths()
+    real = registry_mod.importlib_metadata.entry_points
+    groups = []
+
+    def counting(group):
+        groups.append(group)
+        return real(group=group)
+
+    get_registry()  # the plugins' own entry points are read when the registry loads, not counted here
+    monkeypatch.setattr(registry_mod.importlib_metadata, "entry_points", counting)
+    register_configs()
+    assert groups.count(registry_mod.CONFIG_ENTRY_POINT_GROUP) == 1
+    primary = ConfigStore.instance().load(f"{PRIMARY_CONFIG}.yaml").node
+    assert list(primary.hydra.searchpath) == expected
