@@ -25,7 +25,6 @@ import argparse
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -34,6 +33,7 @@ from threadpoolctl import threadpool_limits
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from revisions import cpu  # noqa: E402
 from suite.cases import PAPER_VARIANTS, labelled_fraction, split_bags  # noqa: E402
 from suite.floors import METHODS, Scale, floor_seconds, ops  # noqa: E402
 from suite.rates import machine_rates  # noqa: E402
@@ -50,12 +50,6 @@ def revision() -> str | None:
                               check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return None
-
-
-def cpu(fn):
-    t = time.process_time()
-    out = fn()
-    return time.process_time() - t, out
 
 
 def measure(method: str, descriptor: str, scale: Scale, data: dict, rates: dict) -> list[dict]:

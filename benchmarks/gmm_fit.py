@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +34,7 @@ from lfabench.dataset import Dataset
 from lfabench.registry import get_plugin
 from lfabench_plugins.aggregators.codebooks import assign_nearest, kmeans_codebook, training_sample
 from lfabench_plugins.aggregators.fv import FisherVector
+from revisions import cpu  # benchmarks/ is on sys.path when this script runs
 
 CAPS = {"sift": 90, "daisy": 150}
 
@@ -51,12 +51,6 @@ def subset(dataset: Dataset, stride: int) -> Dataset:
     return Dataset(name=f"{dataset.name}_every{stride}", task=dataset.task,
                    sample_ids=[dataset.sample_ids[i] for i in keep], labels=np.asarray(dataset.labels)[keep],
                    class_names=dataset.class_names, images=[dataset.images[i] for i in keep], root=dataset.root)
-
-
-def cpu(fn):
-    t = time.process_time()
-    out = fn()
-    return time.process_time() - t, out
 
 
 def em_start(sample: np.ndarray, seed: int):

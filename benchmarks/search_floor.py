@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +27,7 @@ from threadpoolctl import threadpool_limits
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from revisions import cpu  # noqa: E402
 from suite.rates import gemm_rate  # noqa: E402
 
 #: FAISS's blocks on its BLAS route (queries x database rows per product).
@@ -43,12 +43,8 @@ def blocked_products(X: np.ndarray, H: np.ndarray) -> None:
 
 
 def cpu_best(fn, repeats: int) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.process_time()
-        fn()
-        best = min(best, time.process_time() - t0)
-    return best
+    """The least CPU seconds of ``repeats`` calls of ``fn``."""
+    return min(cpu(fn)[0] for _ in range(repeats))
 
 
 def main(argv=None) -> int:
