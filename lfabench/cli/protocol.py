@@ -44,9 +44,3 @@ def cap_nodes(specs) -> dict[str, dict]:
         for descriptor, cap in (protocol.max_keypoints.items() if protocol else ()):
             out[f"{spec.name}_{descriptor}"] = {"descriptor": {"params": {"max_keypoints": int(cap)}}}
     return out
-
-
-def register_cap_configs(cs, specs) -> None:
-    """Store :func:`cap_nodes` in Hydra's ConfigStore (package ``_global_``: they set ``descriptor.params``)."""
-    for name, node in cap_nodes(specs).items():
-        cs.store(group=CAPS_GROUP, name=name, node=node, package="_global_")

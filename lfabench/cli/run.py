@@ -4,7 +4,8 @@ Config groups ``aggregator/``, ``dataset/``, ``descriptor/``, ``evaluator/`` com
 three places, first match winning: lfabench's own ``conf/`` (installed as the
 ``lfabench_conf`` package), the config folders that plugin packages declare under
 the ``lfabench.conf`` entry-point group, and, for every registered plugin without
-a file, an entry generated from the plugin's declared defaults (Hydra ConfigStore).
+a file, an entry generated from the plugin's declared defaults (:mod:`lfabench.cli.config_source`, built
+when a run selects it).
 """
 
 from __future__ import annotations
@@ -94,38 +95,55 @@ def required_params(factory) -> list[str]:
             if p.default is p.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
 
 
-def register_configs() -> None:
+def register_configs(extra_paths: list[str] = ()) -> None:
     """:func:`register_plugin_configs` and :func:`register_primary_config`, what a run composes from, reading the
-    installed packages' ``lfabench.conf`` entry points once for both."""
+    installed packages' ``lfabench.conf`` entry points once for both. ``extra_paths``: the folders of a
+    command-line ``hydra.searchpath=[...]`` (:func:`searchpath_overrides`)."""
     search_paths = config_search_paths()
-    register_plugin_configs(search_paths)
+    register_plugin_configs(search_paths, extra_paths)
     register_primary_config(search_paths)
 
 
-def register_plugin_configs(search_paths: list[str] | None = None) -> None:
-    """Store :func:`plugin_config` for every plugin without a yaml file of its name.
+def register_plugin_configs(search_paths: list[str] | None = None, extra_paths: list[str] = ()) -> None:
+    """Serve :func:`plugin_config` for every plugin without a yaml file of its name
+    (:mod:`lfabench.cli.config_source`: a node is built only when a run selects it).
 
     A yaml file of a plugin's own name replaces that node (only ``synthetic`` has one: it also selects
     ``descriptor=native``); a variant under another name extends the node with a defaults list
     (``defaults: [bow]`` then only the changed ``params``). ``search_paths``: the plugin packages' config
-    folders (:func:`~lfabench.registry.config_search_paths`, read when not given).
+    folders (:func:`~lfabench.registry.config_search_paths`, read when not given); ``extra_paths``: the
+    folders of a command-line ``hydra.searchpath``, whose yaml files win too.
     """
-    from hydra.core.config_store import ConfigStore
+    from .config_source import ConfigEntry, serve
+    from .protocol import CAPS_GROUP, cap_nodes, with_protocol
 
-    from .protocol import register_cap_configs, with_protocol
+    def entry(spec, name: str) -> ConfigEntry:
+        # the package is known without building the node
+        return ConfigEntry(spec.kind, name, package=with_protocol(spec, {})[1], provider=spec.distribution)
 
-    cs = ConfigStore.instance()
     search_paths = config_search_paths() if search_paths is None else search_paths
-    yaml_names = {kind: yaml_options(kind, search_paths=search_paths) for kind in KINDS}
-    for spec in get_registry().specs():
-        if spec.name in yaml_names[spec.kind]:
-            continue  # the yaml file wins; storing both would make Hydra treat the node as a schema
-        node, package = with_protocol(spec, plugin_config(spec))
-        cs.store(group=spec.kind, name=spec.name, node=node, package=package, provider=spec.distribution)
-    for qualified, spec in get_registry().qualified_specs():  # `aggregator=acme-lfabench:bow` (lfabench.registry)
-        node, package = with_protocol(spec, dict(plugin_config(spec), name=qualified))
-        cs.store(group=spec.kind, name=qualified, node=node, package=package, provider=spec.distribution)
-    register_cap_configs(cs, get_registry().specs("dataset"))  # a dataset's own per-image caps
+    yaml_names = {kind: yaml_options(kind, extra_paths, search_paths=search_paths) for kind in KINDS}
+    entries = {f"{spec.kind}/{spec.name}": entry(spec, spec.name)
+               for spec in get_registry().specs() if spec.name not in yaml_names[spec.kind]}
+    # `aggregator=acme-lfabench:bow` (lfabench.registry)
+    entries.update((f"{spec.kind}/{qualified}", entry(spec, qualified))
+                   for qualified, spec in get_registry().qualified_specs())
+    # a dataset's own per-image caps
+    entries.update((f"{CAPS_GROUP}/{name}", ConfigEntry(CAPS_GROUP, name, package="_global_", node=node))
+                   for name, node in cap_nodes(get_registry().specs("dataset")).items())
+    serve(entries)
+
+
+def plugin_node(kind: str, name: str) -> dict:
+    """The generated config node of plugin ``name`` (a registered or a qualified ``distribution:name``) of
+    ``kind``: :func:`plugin_config`, as a global node where the dataset's protocol selects other groups
+    (:func:`~lfabench.cli.protocol.with_protocol`)."""
+    from .protocol import with_protocol
+
+    registry = get_registry()
+    # the spec that was listed under this name (an ambiguous name too: the run then names its claimants)
+    spec = next((s for s in registry.specs(kind) if s.name == name), None) or dict(registry.qualified_specs())[name]
+    return with_protocol(spec, dict(plugin_config(spec), name=name))[0]
 
 
 def register_primary_config(search_paths: list[str] | None = None) -> None:
@@ -306,7 +324,7 @@ def main(argv: list[str]) -> None:
         return
     check_group_overrides(argv)
     mark_sweep_process()
-    register_configs()
+    register_configs(searchpath_overrides(argv))
 
     from ..isolation import exit_despite_threads
 
