@@ -53,6 +53,23 @@ def run_cli(args: list[str], cwd: Path, env: dict | None = None, check: bool = T
     return proc
 
 
+def compose_config(overrides: list[str]) -> dict:
+    """The config ``lfabench run OVERRIDES`` composes (plugin and primary configs registered as a run does),
+    unresolved, as plain data."""
+    from hydra import compose, initialize_config_module
+    from hydra.core.global_hydra import GlobalHydra
+    from omegaconf import OmegaConf
+
+    from lfabench.cli.run import CONFIG_PACKAGE, PRIMARY_CONFIG, register_configs
+
+    register_configs()
+    GlobalHydra.instance().clear()
+    with initialize_config_module(config_module=CONFIG_PACKAGE, version_base="1.3"):
+        cfg = compose(config_name=PRIMARY_CONFIG, overrides=overrides)
+    GlobalHydra.instance().clear()
+    return OmegaConf.to_container(cfg, resolve=False)
+
+
 def process_alive(pid: int) -> bool:
     """Whether process ``pid`` is running (a zombie has exited: its reaper may be slow in containers)."""
     try:

@@ -5,8 +5,6 @@ from __future__ import annotations
 import pickle
 
 import yaml
-from hydra import compose, initialize_config_module
-from hydra.core.global_hydra import GlobalHydra
 from hydra.core.object_type import ObjectType
 from hydra.core.singleton import Singleton
 from omegaconf import OmegaConf
@@ -15,18 +13,9 @@ import lfabench.cli.run as run_mod
 from lfabench import KINDS, get_registry
 from lfabench.cli.config_source import PATH, PluginConfigSource, serve, served
 from lfabench.cli.protocol import CAPS_GROUP
-from lfabench.cli.run import CONFIG_PACKAGE, PRIMARY_CONFIG, register_configs
+from lfabench.cli.run import register_configs
 
-from conftest import run_cli
-
-
-def _compose(overrides: list[str]) -> dict:
-    register_configs()
-    GlobalHydra.instance().clear()
-    with initialize_config_module(config_module=CONFIG_PACKAGE, version_base="1.3"):
-        cfg = compose(config_name=PRIMARY_CONFIG, overrides=overrides)
-    GlobalHydra.instance().clear()
-    return OmegaConf.to_container(cfg, resolve=False)
+from conftest import compose_config, run_cli
 
 
 def test_a_run_builds_the_nodes_of_the_plugins_it_selects_only(monkeypatch):
@@ -38,7 +27,7 @@ def test_a_run_builds_the_nodes_of_the_plugins_it_selects_only(monkeypatch):
         return real(spec)
 
     monkeypatch.setattr(run_mod, "plugin_config", counting)
-    cfg = _compose(["aggregator=vlad", "descriptor=daisy"])
+    cfg = compose_config(["aggregator=vlad", "descriptor=daisy"])
     selected = {(kind, cfg[kind]["name"]) for kind in KINDS}
     assert ("aggregator", "vlad") in selected and ("descriptor", "daisy") in selected
     assert set(built) == selected  # the other plugins' nodes are never built

@@ -4,29 +4,12 @@ from __future__ import annotations
 
 import pytest
 import yaml
-from hydra import compose, initialize_config_module
-from hydra.core.global_hydra import GlobalHydra
 from omegaconf import OmegaConf
 
 from lfabench import KINDS, get_registry
-from lfabench.cli.run import (
-    CONFIG_PACKAGE,
-    PRIMARY_CONFIG,
-    RUN_LEVEL,
-    register_configs,
-    required_params,
-)
+from lfabench.cli.run import PRIMARY_CONFIG, RUN_LEVEL, register_configs, required_params
 
-from conftest import run_cli
-
-
-def _compose(overrides: list[str]) -> dict:
-    register_configs()
-    GlobalHydra.instance().clear()
-    with initialize_config_module(config_module=CONFIG_PACKAGE, version_base="1.3"):
-        cfg = compose(config_name=PRIMARY_CONFIG, overrides=overrides)
-    GlobalHydra.instance().clear()
-    return OmegaConf.to_container(cfg, resolve=False)
+from conftest import compose_config, run_cli
 
 
 def _expected(value, key):
@@ -40,7 +23,7 @@ def test_every_composed_plugin_config_equals_the_class_defaults(kind):
     specs = get_registry().specs(kind)
     assert specs, f"no {kind} plugin registered"
     for spec in specs:
-        node = _compose([f"{kind}={spec.name}"])[kind]
+        node = compose_config([f"{kind}={spec.name}"])[kind]
         assert node["name"] == spec.name
         params = node["params"]
         for key in required_params(spec.factory):
@@ -53,7 +36,7 @@ def test_every_composed_plugin_config_equals_the_class_defaults(kind):
 
 
 def test_run_level_settings_reach_plugins():
-    cfg = OmegaConf.create(_compose(["aggregator=vlad", "seed=7", "cache=false"]))
+    cfg = OmegaConf.create(compose_config(["aggregator=vlad", "seed=7", "cache=false"]))
     assert cfg.aggregator.params.random_state == 7 and cfg.aggregator.params.cache is False
 
 

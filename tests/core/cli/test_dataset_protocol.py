@@ -6,27 +6,13 @@ import json
 
 import pytest
 import yaml
-from hydra import compose, initialize_config_module
-from hydra.core.global_hydra import GlobalHydra
-from omegaconf import OmegaConf
 
 from lfabench import get_registry
-from lfabench.cli.run import CONFIG_PACKAGE, PRIMARY_CONFIG, register_plugin_configs, register_primary_config
 from lfabench.params import ConfigError
 from lfabench.plugin import DatasetProtocol
 from lfabench.run import check_task
 
-from conftest import run_cli
-
-
-def _compose(overrides: list[str]) -> dict:
-    register_plugin_configs()
-    register_primary_config()
-    GlobalHydra.instance().clear()
-    with initialize_config_module(config_module=CONFIG_PACKAGE, version_base="1.3"):
-        cfg = compose(config_name=PRIMARY_CONFIG, overrides=overrides)
-    GlobalHydra.instance().clear()
-    return OmegaConf.to_container(cfg, resolve=False)
+from conftest import compose_config, run_cli
 
 
 def test_cfg_job_of_oxford5k_shows_the_papers_search_setting(tmp_path):
@@ -41,18 +27,18 @@ def test_cfg_job_of_oxford5k_shows_the_papers_search_setting(tmp_path):
     ("oxford5k", "daisy", 300, "retrieval"), ("holidays", "daisy", 300, "retrieval"),
     ("holidays", "sift", 90, "retrieval"), ("scene15", "daisy", 150, "knn"), ("voc2007", "sift", 90, "knn")])
 def test_each_dataset_composes_its_own_caps_and_evaluator(dataset, descriptor, cap, evaluator):
-    cfg = _compose([f"dataset={dataset}", f"descriptor={descriptor}"])
+    cfg = compose_config([f"dataset={dataset}", f"descriptor={descriptor}"])
     assert cfg["descriptor"]["name"] == descriptor and cfg["descriptor"]["params"]["max_keypoints"] == cap
     assert cfg["evaluator"]["name"] == evaluator
 
 
 def test_explicit_overrides_win_over_the_protocol():
-    cfg = _compose(["dataset=oxford5k", "descriptor=daisy", "descriptor.params.max_keypoints=7", "evaluator=knn"])
+    cfg = compose_config(["dataset=oxford5k", "descriptor=daisy", "descriptor.params.max_keypoints=7", "evaluator=knn"])
     assert cfg["descriptor"]["params"]["max_keypoints"] == 7 and cfg["evaluator"]["name"] == "knn"
-    cfg = _compose(["dataset=oxford5k", "descriptor=patches"])  # a descriptor without a cap keeps its own params
+    cfg = compose_config(["dataset=oxford5k", "descriptor=patches"])  # a descriptor without a cap keeps its own params
     assert cfg["descriptor"]["name"] == "patches" and "max_keypoints" not in cfg["descriptor"]["params"]
     # the embedded default run is unchanged: digits with its 3x3 patches and 1-NN
-    cfg = _compose([])
+    cfg = compose_config([])
     assert (cfg["dataset"]["name"], cfg["descriptor"]["name"], cfg["evaluator"]["name"]) == ("digits", "patches", "knn")
 
 
