@@ -95,11 +95,11 @@ def required_params(factory) -> list[str]:
             if p.default is p.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
 
 
-def register_configs(extra_paths: list[str] = ()) -> None:
+def register_configs(extra_paths: list[str] = (), search_paths: list[str] | None = None) -> None:
     """:func:`register_plugin_configs` and :func:`register_primary_config`, what a run composes from, reading the
-    installed packages' ``lfabench.conf`` entry points once for both. ``extra_paths``: the folders of a
-    command-line ``hydra.searchpath=[...]`` (:func:`searchpath_overrides`)."""
-    search_paths = config_search_paths()
+    installed packages' ``lfabench.conf`` entry points once for both (``search_paths``, when not given).
+    ``extra_paths``: the folders of a command-line ``hydra.searchpath=[...]`` (:func:`searchpath_overrides`)."""
+    search_paths = config_search_paths() if search_paths is None else search_paths
     register_plugin_configs(search_paths, extra_paths)
     register_primary_config(search_paths)
 
@@ -190,11 +190,12 @@ def _yaml_names(folder, prefix: str = ""):
             yield prefix + entry.name[:-5]
 
 
-def config_options(group: str, extra_paths: list[str] = ()) -> list[str]:
-    """Every option of a config group: yaml files plus every registered plugin name."""
+def config_options(group: str, extra_paths: list[str] = (), search_paths: list[str] | None = None) -> list[str]:
+    """Every option of a config group: yaml files (:func:`yaml_options`) plus every registered plugin name."""
     reg = get_registry()
     # an ambiguous name is an option too: using it is then the error that names its claimants
-    return sorted(yaml_options(group, extra_paths) | set(reg.names(group)) | set(reg.ambiguous_names(group)))
+    return sorted(yaml_options(group, extra_paths, search_paths) | set(reg.names(group))
+                  | set(reg.ambiguous_names(group)))
 
 
 def searchpath_overrides(argv: list[str]) -> list[str]:
@@ -206,19 +207,20 @@ def searchpath_overrides(argv: list[str]) -> list[str]:
     return []
 
 
-def check_group_overrides(argv: list[str]) -> None:
+def check_group_overrides(argv: list[str], search_paths: list[str] | None = None) -> None:
     """Fail early, with the available options and the closest match, on an unknown plugin name.
 
     Understands ``group=a`` and sweeps ``group=a,b``; other override syntaxes are
-    left to Hydra.
+    left to Hydra. ``search_paths``: as for :func:`yaml_options`.
     """
+    extra_paths = searchpath_overrides(argv)
     for arg in argv:
         if arg.startswith("-") or "=" not in arg:
             continue
         key, _, value = arg.lstrip("+~").partition("=")
         if key not in KINDS or any(ch in value for ch in "()[]{}$*"):
             continue
-        available = config_options(key, searchpath_overrides(argv))
+        available = config_options(key, extra_paths, search_paths)
         qualified = set(get_registry().qualified_names(key))  # accepted, not listed (one per plugin)
         for name in filter(None, (v.strip() for v in value.split(","))):
             if name not in available and name not in qualified:
@@ -322,9 +324,11 @@ def main(argv: list[str]) -> None:
     if any(a in HELP_FLAGS for a in argv):  # lfabench's page; Hydra's own stays at --hydra-help
         print(help_text(), end="")
         return
-    check_group_overrides(argv)
+    # read once: the check and the registration both look in the plugin packages' config folders
+    search_paths = config_search_paths()
+    check_group_overrides(argv, search_paths)
     mark_sweep_process()
-    register_configs(searchpath_overrides(argv))
+    register_configs(searchpath_overrides(argv), search_paths)
 
     from ..isolation import exit_despite_threads
 

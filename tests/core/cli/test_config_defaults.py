@@ -84,3 +84,22 @@ def test_the_registration_reads_the_config_entry_points_once(monkeypatch):
     assert groups.count(registry_mod.CONFIG_ENTRY_POINT_GROUP) == 1
     primary = ConfigStore.instance().load(f"{PRIMARY_CONFIG}.yaml").node
     assert list(primary.hydra.searchpath) == expected
+
+
+def test_the_override_check_and_the_registration_read_no_entry_point_when_given_the_search_paths(monkeypatch):
+    # `lfabench run` reads the config entry points once and hands them to both (each read costs milliseconds)
+    import lfabench.registry as registry_mod
+    from lfabench.cli.run import check_group_overrides
+
+    search_paths = registry_mod.config_search_paths()
+    get_registry()
+    groups = []
+    real = registry_mod.importlib_metadata.entry_points
+    monkeypatch.setattr(registry_mod.importlib_metadata, "entry_points",
+                        lambda group: groups.append(group) or real(group=group))
+    argv = ["aggregator=vlad", "descriptor=daisy", "dataset=digits", "evaluator=knn"]
+    check_group_overrides(argv, search_paths)
+    register_configs(search_paths=search_paths)
+    assert registry_mod.CONFIG_ENTRY_POINT_GROUP not in groups
+    check_group_overrides(argv)  # not given: read for each group named
+    assert groups.count(registry_mod.CONFIG_ENTRY_POINT_GROUP) == 4
