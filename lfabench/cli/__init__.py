@@ -158,6 +158,29 @@ def _silence_stdout() -> None:
         pass
 
 
+#: Hydra's flags that print (a config, the search path, a help page) and exit before the run's job starts.
+PRINT_ONLY_FLAGS = ("--cfg", "-c", "--info", "-i", "--help", "-h", "--hydra-help", "--shell-completion", "-sc")
+
+#: The BLAS thread variables a user may set; when one is, a printing command keeps it.
+BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "GOTO_NUM_THREADS")
+
+
+def one_blas_thread_when_printing(run_argv: list[str], environ=os.environ, modules=sys.modules) -> bool:
+    """Start NumPy's OpenBLAS with one thread when ``lfabench run RUN_ARGV`` only prints; True if it did so.
+
+    Such a command (``--cfg job``, ``--info``, ``--help``) computes nothing, yet the plugin modules it registers
+    import NumPy, whose OpenBLAS starts a worker thread per further core, busy while NumPy loads: a tenth of a
+    second of CPU on two cores (``docs/performance.md``, "Start-up"). Only before NumPy's first import (``modules``: the loaded ones);
+    thread variables the user set are left as they are, and a command that runs a job is never changed (its
+    pools are the run's, :mod:`lfabench.threads`).
+    """
+    printing = any(a in PRINT_ONLY_FLAGS or a.split("=", 1)[0] in ("--cfg", "--info") for a in run_argv)
+    if not printing or any(v in environ for v in BLAS_THREAD_VARIABLES) or "numpy" in modules:
+        return False
+    environ["OPENBLAS_NUM_THREADS"] = "1"
+    return True
+
+
 def _main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["--debug"]:
@@ -172,6 +195,7 @@ def _main(argv: list[str] | None = None) -> int:
         print(f"lfabench {source_version()}")
         return 0
     if argv[0] == "run":
+        one_blas_thread_when_printing(argv[1:])
         from .run import main as run_main
 
         run_main(argv[1:])

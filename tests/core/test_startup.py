@@ -6,6 +6,7 @@ pandas), matplotlib, faiss and OpenCV are imported where they are used, not at s
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -30,6 +31,28 @@ def test_the_probe_sees_a_heavy_import():
 
 def test_import_lfabench_loads_no_heavy_library():
     assert loaded_after("import lfabench") == []
+
+
+def test_import_lfabench_and_the_cli_load_no_numpy_until_a_name_is_used():
+    # `lfabench --help` and every command's parser need none of the public names: NumPy loads at first use
+    assert loaded_after("import lfabench, lfabench.cli", ("numpy",)) == []
+    assert loaded_after("from lfabench import Bags", ("numpy",)) == ["numpy"]
+
+
+def test_the_public_names_are_their_modules_objects():
+    import lfabench
+    from lfabench import aggregate, bags, hookspecs, plugin, registry
+
+    homes = {"Aggregator": aggregate, "Bags": bags, "hookimpl": hookspecs, "KINDS": plugin, "PluginSpec": plugin,
+             "get_plugin": registry, "get_registry": registry}
+    assert sorted(homes) == sorted(n for n in lfabench.__all__ if n != "__version__")
+    for name, module in homes.items():
+        assert getattr(lfabench, name) is getattr(module, name), name
+        assert name in dir(lfabench)
+    assert lfabench.registry is registry  # a submodule read as an attribute, as when the package imported it
+    unknown = "no_such_name"
+    with pytest.raises(AttributeError, match=f"no attribute '{unknown}'"):
+        getattr(lfabench, unknown)
 
 
 def test_the_cli_and_the_registered_plugin_configs_load_no_heavy_library():
@@ -61,3 +84,45 @@ def test_a_seeded_sample_does_not_load_scikit_learn(name, params):
             "bags = Bags.from_list([rng.random((12, 4)) for _ in range(6)])\n"
             f"assert get_plugin('aggregator', {name!r})({params}, random_state=0).fit(bags).transform(bags).shape[0] == 6")
     assert "sklearn" not in loaded_after(code)
+
+
+@pytest.mark.parametrize("run_argv, printing", [
+    (["--cfg", "job"], True), (["aggregator=vlad", "--cfg=job", "--resolve"], True), (["-c", "all"], True),
+    (["--info", "searchpath"], True), (["--help"], True), (["--hydra-help"], True), (["-m", "--cfg", "job"], True),
+    (["aggregator=vlad"], False), (["-m", "seed=0,1"], False), ([], False), (["+experiment=cfg"], False)])
+def test_only_a_printing_run_starts_blas_with_one_thread(run_argv, printing):
+    from lfabench.cli import one_blas_thread_when_printing
+
+    environ: dict[str, str] = {}
+    assert one_blas_thread_when_printing(run_argv, environ, modules={}) is printing
+    assert environ == ({"OPENBLAS_NUM_THREADS": "1"} if printing else {})
+
+
+@pytest.mark.parametrize("variable", ["OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"])
+def test_a_printing_run_keeps_the_users_thread_variables(variable):
+    from lfabench.cli import one_blas_thread_when_printing
+
+    environ = {variable: "2"}
+    assert not one_blas_thread_when_printing(["--cfg", "job"], environ, modules={})
+    assert environ == {variable: "2"}
+    # once NumPy is loaded its pool is started: setting the variable would be a no-op that misreports
+    environ = {}
+    assert not one_blas_thread_when_printing(["--cfg", "job"], environ, modules={"numpy": object()})
+    assert environ == {}
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="OpenBLAS starts one thread on a one-core machine")
+def test_lfabench_run_cfg_job_loads_openblas_with_one_thread():
+    # end to end, in a fresh interpreter without thread variables: the config printed, NumPy's pool at one thread
+    code = ("import contextlib, io, json\nfrom lfabench.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()) as out:\n    main(['run', '--cfg', 'job'])\n"
+            "from threadpoolctl import threadpool_info\n"
+            "print(json.dumps(['aggregator:' in out.getvalue() or out.getvalue()[:200],"
+            " [p['num_threads'] for p in threadpool_info() if p['internal_api'] == 'openblas']]))")
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
+                                                             "MKL_NUM_THREADS", "GOTO_NUM_THREADS")}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env,
+                          check=False)
+    assert proc.returncode == 0, proc.stderr
+    printed, threads = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert printed is True and threads == [1]
