@@ -170,9 +170,9 @@ def one_blas_thread_when_printing(run_argv: list[str], environ=os.environ, modul
 
     Such a command (``--cfg job``, ``--info``, ``--help``) computes nothing, yet the plugin modules it registers
     import NumPy, whose OpenBLAS starts a worker thread per further core, busy while NumPy loads: a tenth of a
-    second of CPU on two cores (``docs/performance.md``, "Start-up"). Only before NumPy's first import (``modules``: the loaded ones);
-    thread variables the user set are left as they are, and a command that runs a job is never changed (its
-    pools are the run's, :mod:`lfabench.threads`).
+    second of CPU on two cores (``docs/performance.md``, "Start-up"). Only before NumPy's first import
+    (``modules``: the loaded ones); thread variables the user set are left as they are, and a command that runs
+    a job is never changed (its pools are the run's, :mod:`lfabench.threads`).
     """
     printing = any(a in PRINT_ONLY_FLAGS or a.split("=", 1)[0] in ("--cfg", "--info") for a in run_argv)
     if not printing or any(v in environ for v in BLAS_THREAD_VARIABLES) or "numpy" in modules:
