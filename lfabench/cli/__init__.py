@@ -9,6 +9,8 @@ import sys
 import warnings
 from pathlib import Path
 
+from .run_help import HELP_FLAGS
+
 USAGE = """usage: lfabench <command> [...]
 
 commands:
@@ -158,8 +160,9 @@ def _silence_stdout() -> None:
         pass
 
 
-#: Hydra's flags that print (a config, the search path, a help page) and exit before the run's job starts.
-PRINT_ONLY_FLAGS = ("--cfg", "-c", "--info", "-i", "--help", "-h", "--hydra-help", "--shell-completion", "-sc")
+#: The flags with which ``lfabench run`` prints (a config, the search path, a help page) and exits before its job
+#: starts: lfabench's help page (:data:`.run_help.HELP_FLAGS`) and Hydra's printing flags.
+PRINT_ONLY_FLAGS = (*HELP_FLAGS, "--cfg", "-c", "--info", "-i", "--hydra-help", "--shell-completion", "-sc")
 
 #: The BLAS thread variables a user may set; when one is, a printing command keeps it.
 BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "GOTO_NUM_THREADS")

@@ -119,8 +119,9 @@ def test_lfabench_run_cfg_job_loads_openblas_with_one_thread():
             "from threadpoolctl import threadpool_info\n"
             "print(json.dumps(['aggregator:' in out.getvalue() or out.getvalue()[:200],"
             " [p['num_threads'] for p in threadpool_info() if p['internal_api'] == 'openblas']]))")
-    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
-                                                             "MKL_NUM_THREADS", "GOTO_NUM_THREADS")}
+    from lfabench.cli import BLAS_THREAD_VARIABLES
+
+    env = {k: v for k, v in os.environ.items() if k not in BLAS_THREAD_VARIABLES}
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env,
                           check=False)
     assert proc.returncode == 0, proc.stderr
