@@ -36,7 +36,9 @@ def test_exact_model_continued_from_the_capped_solution_starts_at_its_J_and_neve
     rises, and the plain simplex (a superset of the capped set) ends at or below the capped fit."""
     pb = clustered_problem(seed=4)
     capped = fit_prolfa(pb, FitOptions(n_prototypes=16, random_state=1, max_support=2, tol=1e-7))
-    opts = FitOptions(n_prototypes=16, random_state=1, max_support=None, gap_tol=1e-7, max_iter=3000)
+    # 50 outer iterations leave the capped support and lower J well below the start (the assertions below); more
+    # only approach the exact model's optimum, which this test does not check, at about 0.1 s an iteration
+    opts = FitOptions(n_prototypes=16, random_state=1, max_support=None, gap_tol=1e-7, max_iter=50)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         res = fit_prolfa(pb, opts, start=selection_start(capped.selection, pb, "capped"))
