@@ -11,10 +11,11 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 
-# xdist runs one worker per core, so a thread pool whose idle threads spin (libgomp's active wait, under FAISS and
-# scikit-learn; OpenBLAS's 2^28-cycle wait) holds a core that the other worker needs: FAISS's IVF-PQ training
-# took twice the CPU seconds. Passive waiting puts them to sleep at once; the same threads compute the same sums,
-# so no result changes. Set before any pool's library loads (each reads it then); a user's own value is kept.
+# xdist runs one worker per core, so a thread pool whose idle threads spin holds a core that the other worker
+# needs: libgomp's active wait (FAISS, scikit-learn) doubled the CPU seconds of an IVF-PQ training under load, and
+# OpenBLAS's worker spins 2^28 cycles (0.11 s of CPU here) after every multi-threaded product. Passive waiting puts
+# them to sleep at once; the same threads compute the same sums, so no result changes. Set before any pool's
+# library loads (each reads it then); a user's own value is kept.
 for _name, _value in (("OMP_WAIT_POLICY", "PASSIVE"), ("OPENBLAS_THREAD_TIMEOUT", "4")):
     os.environ.setdefault(_name, _value)
 

@@ -66,7 +66,7 @@ def test_ivfpq_on_a_database_past_the_budget_reports_its_recall():
 def test_ivfpq_added_in_parts_gives_the_same_neighbours_and_distances(monkeypatch):
     # the index is filled a chunk at a time in parts of about ADD_ROWS rows (bounding FAISS's work space):
     # the answer must equal one add per chunk, bit for bit. 16-D: the index trains one PQ quantizer per dimension
-    # (PQ16), three times here, a third of the time of 48-D's
+    # (PQ16), three times here, in about a third of 48-D's time
     import lfabench.evaluation.largescale as largescale
 
     rng = np.random.default_rng(2)

@@ -37,7 +37,7 @@ def test_exact_model_continued_from_the_capped_solution_starts_at_its_J_and_neve
     pb = clustered_problem(seed=4)
     capped = fit_prolfa(pb, FitOptions(n_prototypes=16, random_state=1, max_support=2, tol=1e-7))
     # 50 outer iterations leave the capped support and lower J well below the start (the assertions below); more
-    # only approach the exact model's optimum, which this test does not check, at about 0.1 s an iteration
+    # only approach the exact model's optimum, which this test does not check, at 0.1-0.2 s an iteration
     opts = FitOptions(n_prototypes=16, random_state=1, max_support=None, gap_tol=1e-7, max_iter=50)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
