@@ -67,7 +67,7 @@ def test_imagefolder_conformance_on_scene15(check):
 @pytest.mark.shared_data
 def test_imagefolder_runs_end_to_end_on_scene15(tmp_path):
     """A folder of real photos, one sub-folder per class: the first 30 images of each Fifteen Scene class, linked
-    (all 4,485 would only extract SIFT fifteen times longer)."""
+    (all 4,485 would only extract SIFT ten times longer)."""
     shared = need_shared("scene15")
     root = tmp_path / "photos"
     for cls in sorted(p.name for p in shared.iterdir() if p.is_dir()):
