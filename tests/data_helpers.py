@@ -18,6 +18,18 @@ def need_shared(sub: str) -> Path:
     return base / sub
 
 
+def scene15_subset(root: Path, per_class: int) -> dict:
+    """The first ``per_class`` images of every Fifteen Scene class, linked under ``root``: its dataset config."""
+    from lfabench_plugins.datasets.scene15 import CLASS_COUNTS
+
+    shared = shared_data_dir() / "scene15"
+    for cls in sorted(CLASS_COUNTS):
+        (root / cls).mkdir(parents=True, exist_ok=True)
+        for src in sorted((shared / cls).glob("*.jpg"))[:per_class]:
+            (root / cls / src.name).symlink_to(src)
+    return {"name": "scene15", "params": {"root": str(root), "strict": False}}
+
+
 def textured_image(seed: int, size=(96, 128)) -> np.ndarray:
     """A deterministic grey uint8 image with blobs and edges (gives SIFT/DAISY something to find)."""
     rng = np.random.default_rng(seed)

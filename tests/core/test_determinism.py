@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from conftest import REPO, shared_data_dir
+from data_helpers import scene15_subset
 from lfabench.registry import get_registry
 from lfabench.testing.determinism import digests_with_threads, first_difference
 
@@ -39,18 +40,6 @@ def smoke_aggregator(name: str) -> dict:
     values = {"${seed}": SEED, "${cache}": False}
     return {"name": section["name"],
             "params": {k: values.get(v, v) if isinstance(v, str) else v for k, v in section["params"].items()}}
-
-
-def scene15_subset(root: Path, per_class: int) -> dict:
-    """The first ``per_class`` images of every Fifteen Scene class, linked under ``root``: its dataset config."""
-    from lfabench_plugins.datasets.scene15 import CLASS_COUNTS
-
-    shared = shared_data_dir() / "scene15"
-    for cls in sorted(CLASS_COUNTS):
-        (root / cls).mkdir(parents=True, exist_ok=True)
-        for src in sorted((shared / cls).glob("*.jpg"))[:per_class]:
-            (root / cls / src.name).symlink_to(src)
-    return {"name": "scene15", "params": {"root": str(root), "strict": False}}
 
 
 def precomputed_files(dataset: dict, folder: Path) -> dict:

@@ -23,7 +23,7 @@ from lfabench_plugins.datasets.revisited import load_roxford5k
 from lfabench_plugins.datasets.scene15 import load_scene15
 
 from conftest import run_cli
-from data_helpers import need_shared, shared_data_dir, textured_image, write_jpeg
+from data_helpers import need_shared, scene15_subset, shared_data_dir, textured_image, write_jpeg
 
 SCENE15 = shared_data_dir() / "scene15" if shared_data_dir() else None
 
@@ -68,12 +68,8 @@ def test_imagefolder_conformance_on_scene15(check):
 def test_imagefolder_runs_end_to_end_on_scene15(tmp_path):
     """A folder of real photos, one sub-folder per class: the first 30 images of each Fifteen Scene class, linked
     (all 4,485 would only extract SIFT ten times longer)."""
-    shared = need_shared("scene15")
-    root = tmp_path / "photos"
-    for cls in sorted(p.name for p in shared.iterdir() if p.is_dir()):
-        (root / cls).mkdir(parents=True)
-        for src in sorted((shared / cls).glob("*.jpg"))[:30]:
-            (root / cls / src.name).symlink_to(src)
+    need_shared("scene15")
+    root = scene15_subset(tmp_path / "photos", per_class=30)["params"]["root"]
     proc = run_cli(["run", "dataset=imagefolder", f"dataset.params.root={root}", "aggregator=bow",
                     "aggregator.params.n_clusters=64", "descriptor.params.max_keypoints=90", "hydra.run.dir=r"],
                    cwd=tmp_path, env={"LFABENCH_CACHE": str(tmp_path / "cache")})
