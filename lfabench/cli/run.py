@@ -10,6 +10,7 @@ when a run selects it).
 
 from __future__ import annotations
 
+import gc
 import inspect
 import logging
 import os
@@ -316,8 +317,16 @@ def _claimed_task(cfg, run_dir: str) -> None:
 exit_with_sweep()
 
 
-def main(argv: list[str]) -> None:
-    """Run Hydra on ``argv`` (overrides and Hydra flags, exactly as Hydra takes them)."""
+def main(argv: list[str], own_process: bool = False) -> None:
+    """Run Hydra on ``argv`` (overrides and Hydra flags, exactly as Hydra takes them).
+
+    ``own_process``: the process ends with this command (the ``lfabench`` executable), whose caller turned the
+    cyclic garbage collector off for the start-up (:func:`lfabench.cli.main`). What the start-up loaded (the
+    modules, the plugin registry: about 50,000 objects, alive until the process ends) is then frozen out of the
+    collector's generations and the collector turned back on, so that neither the collections of the run nor the
+    interpreter's at exit traverse it again (``gc.freeze``; ``docs/performance.md``, "Start-up"). An in-process
+    caller keeps its collector as it was.
+    """
     import hydra
 
     argv = strip_verbose(argv)
@@ -329,6 +338,9 @@ def main(argv: list[str]) -> None:
     check_group_overrides(argv, search_paths)
     mark_sweep_process()
     register_configs(searchpath_overrides(argv), search_paths)
+    if own_process:
+        gc.freeze()
+        gc.enable()
 
     from ..isolation import exit_despite_threads
 

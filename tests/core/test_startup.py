@@ -127,3 +127,29 @@ def test_lfabench_run_cfg_job_loads_openblas_with_one_thread():
     assert proc.returncode == 0, proc.stderr
     printed, threads = json.loads(proc.stdout.strip().splitlines()[-1])
     assert printed is True and threads == [1]
+
+
+def collector_after(code: str) -> dict:
+    """``gc.isenabled()``, ``gc.get_freeze_count()`` and the printed config's first line after a fresh interpreter
+    ran ``code`` (which runs ``lfabench run --cfg job``, its output captured)."""
+    probe = ("import contextlib, gc, io, json, sys\nfrom lfabench.cli import main\n"
+             f"with contextlib.redirect_stdout(io.StringIO()) as out:\n    {code}\n"
+             "print(json.dumps({'enabled': gc.isenabled(), 'frozen': gc.get_freeze_count(),"
+             " 'first': out.getvalue().splitlines()[0]}))")
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_the_executable_freezes_what_lfabench_run_loaded_and_collects_again():
+    # the console script's call (argv from the command line): start-up collected nothing, its objects frozen, the
+    # collector on again for the run
+    after = collector_after("sys.argv = ['lfabench', 'run', '--cfg', 'job']; main()")
+    assert after["enabled"] and after["frozen"] > 10_000
+    assert after["first"] == "descriptor:"
+
+
+def test_an_in_process_lfabench_run_leaves_the_callers_collector_alone():
+    # a caller that passes argv (a test, a notebook) keeps its garbage collected: nothing is frozen
+    after = collector_after("main(['run', '--cfg', 'job'])")
+    assert after == {"enabled": True, "frozen": 0, "first": "descriptor:"}
