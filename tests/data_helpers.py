@@ -19,14 +19,16 @@ def need_shared(sub: str) -> Path:
 
 
 def scene15_subset(root: Path, per_class: int) -> dict:
-    """The first ``per_class`` images of every Fifteen Scene class, linked under ``root``: its dataset config."""
+    """The first ``per_class`` images of every Fifteen Scene class, linked under ``root`` (added to the links already
+    there, so a second call grows the dataset): its dataset config."""
     from lfabench_plugins.datasets.scene15 import CLASS_COUNTS
 
     shared = shared_data_dir() / "scene15"
     for cls in sorted(CLASS_COUNTS):
         (root / cls).mkdir(parents=True, exist_ok=True)
         for src in sorted((shared / cls).glob("*.jpg"))[:per_class]:
-            (root / cls / src.name).symlink_to(src)
+            if not (root / cls / src.name).is_symlink():
+                (root / cls / src.name).symlink_to(src)
     return {"name": "scene15", "params": {"root": str(root), "strict": False}}
 
 

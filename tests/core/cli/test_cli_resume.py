@@ -12,6 +12,7 @@ import time
 import pytest
 
 from conftest import run_cli
+from data_helpers import scene15_subset
 
 pytestmark = pytest.mark.slow  # the slow tier: sweeps in subprocesses, killed and resumed
 
@@ -101,29 +102,17 @@ def test_a_sweep_over_an_interpolated_parameter_runs_every_value(tmp_path):
     assert again.count("skipped, complete record") == 2
 
 
-def _scene15_subset(shared, root, per_class):
-    """The first ``per_class`` images of each Fifteen Scene class, copied under ``root`` (added to, not replaced)."""
-    import shutil
-
-    from lfabench_plugins.datasets.scene15 import CLASS_COUNTS
-
-    for cls in sorted(CLASS_COUNTS):
-        (root / cls).mkdir(parents=True, exist_ok=True)
-        for src in sorted((shared / "scene15" / cls).glob("*.jpg"))[:per_class]:
-            if not (root / cls / src.name).exists():
-                shutil.copyfile(src, root / cls / src.name)
-
-
 def test_images_added_under_the_same_root_are_not_resumed_from_the_smaller_record(tmp_path, shared_data):
+    # shared_data: skips without ../shared/data; scene15_subset links its Fifteen Scene photos
     root = tmp_path / "scene15"
-    _scene15_subset(shared_data, root, 4)
+    scene15_subset(root, 4)
     env = {"LFABENCH_CACHE": str(tmp_path / "cache")}
     run = ["run", "-m", "dataset=scene15", f"dataset.params.root={root}", "dataset.params.strict=false",
            "descriptor=patches", "descriptor.params.patch_size=8", "descriptor.params.stride=16",
            "aggregator=bow", "aggregator.params.n_clusters=8", "evaluator.params.k=1"]
     run_cli(run, cwd=tmp_path, env=env)
     assert "skipped, complete record" in run_cli(run, cwd=tmp_path, env=env).stdout  # same data: resumed
-    _scene15_subset(shared_data, root, 10)
+    scene15_subset(root, 10)
     out = run_cli(run, cwd=tmp_path, env=env).stdout
     assert "skipped" not in out and "its dataset changed: 60 samples" in out and "150 samples" in out
     (path,) = _records(tmp_path)
