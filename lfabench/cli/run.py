@@ -322,7 +322,7 @@ def main(argv: list[str], own_process: bool = False) -> None:
 
     ``own_process``: the process ends with this command (the ``lfabench`` executable), whose caller turned the
     cyclic garbage collector off for the start-up (:func:`lfabench.cli.main`). What the start-up loaded (the
-    modules, the plugin registry: about 50,000 objects, alive until the process ends) is then frozen out of the
+    modules, the plugin registry: about 80,000 objects, alive until the process ends) is then frozen out of the
     collector's generations and the collector turned back on, so that neither the collections of the run nor the
     interpreter's at exit traverse it again (``gc.freeze``; ``docs/performance.md``, "Start-up"). An in-process
     caller keeps its collector as it was.
