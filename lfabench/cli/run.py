@@ -208,6 +208,24 @@ def searchpath_overrides(argv: list[str]) -> list[str]:
     return []
 
 
+#: Hydra's modes, each under its spellings: a command line selects at most one (Hydra's own check raises a bare
+#: ``ValueError``, shown as a traceback).
+MODE_FLAGS = {"-r": "--run", "--run": "--run", "-m": "--multirun", "--multirun": "--multirun", "-c": "--cfg",
+              "--cfg": "--cfg", "-i": "--info", "--info": "--info", "-sc": "--shell-completion",
+              "--shell-completion": "--shell-completion"}
+
+
+def check_one_mode(argv: list[str]) -> None:
+    """Refuse, in one line naming them, a command line that selects two of Hydra's modes (``-m --cfg job``: Hydra
+    prints one job's config or runs a sweep, not both)."""
+    given = {MODE_FLAGS[flag]: flag for flag in (a.split("=", 1)[0] for a in argv) if flag in MODE_FLAGS}
+    if len(given) > 1:
+        named = " and ".join(sorted(given.values()))
+        raise SystemExit(f"lfabench run: {named} cannot be combined: Hydra takes one of --run, --multirun (-m), --cfg, "
+                         f"--info and --shell-completion per command (to see a sweep's settings, print one setting's "
+                         f"config without -m)")
+
+
 def check_group_overrides(argv: list[str], search_paths: list[str] | None = None) -> None:
     """Fail early, with the available options and the closest match, on an unknown plugin name.
 
@@ -333,6 +351,7 @@ def main(argv: list[str], own_process: bool = False) -> None:
     if any(a in HELP_FLAGS for a in argv):  # lfabench's page; Hydra's own stays at --hydra-help
         print(help_text(), end="")
         return
+    check_one_mode(argv)
     # read once: the check and the registration both look in the plugin packages' config folders
     search_paths = config_search_paths()
     check_group_overrides(argv, search_paths)

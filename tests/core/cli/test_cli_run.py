@@ -79,6 +79,26 @@ def test_unknown_plugin_lists_available_and_closest():
     assert "Did you mean 'bow'?" in message and "Available aggregator plugins:" in message
 
 
+@pytest.mark.parametrize("argv, named", [(["-m", "--cfg", "job", "aggregator=bow,vlad"], "--cfg and -m"),
+                                         (["--cfg=job", "--info"], "--cfg and --info"),
+                                         (["--multirun", "-sc", "install=bash"], "--multirun and -sc")])
+def test_two_of_hydras_modes_are_refused_in_one_line(argv, named):
+    # Hydra's own check raises a bare ValueError (a traceback); refused before Hydra starts, naming both flags
+    from lfabench.cli import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(["run", *argv])
+    assert str(stop.value.code).startswith(f"lfabench run: {named} cannot be combined")
+
+
+@pytest.mark.parametrize("argv", [["-m", "seed=0,1"], ["--cfg", "job", "--package", "aggregator"],
+                                  ["--info", "searchpath"], ["aggregator=bow", "-m"]])
+def test_one_mode_passes_the_check(argv):
+    from lfabench.cli.run import check_one_mode
+
+    assert check_one_mode(argv) is None
+
+
 @pytest.mark.slow  # two end-to-end runs in subprocesses
 def test_rerun_in_same_dir_keeps_previous_record(tmp_path):
     run_cli(["run", "hydra.run.dir=same", *SMALL], cwd=tmp_path)
