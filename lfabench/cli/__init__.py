@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import gc
 import os
+import signal
 import sys
 import warnings
 from pathlib import Path
@@ -174,6 +175,11 @@ PRINT_ONLY_FLAGS = (*HELP_FLAGS, "--cfg", "-c", "--info", "-i", "--hydra-help", 
 BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "GOTO_NUM_THREADS")
 
 
+def printing_only(run_argv: list[str]) -> bool:
+    """Whether ``lfabench run RUN_ARGV`` only prints (a config, the search path, a help page) and runs no job."""
+    return any(a in PRINT_ONLY_FLAGS or a.split("=", 1)[0] in ("--cfg", "--info") for a in run_argv)
+
+
 def one_blas_thread_when_printing(run_argv: list[str], environ=os.environ, modules=sys.modules) -> bool:
     """Start NumPy's OpenBLAS with one thread when ``lfabench run RUN_ARGV`` only prints; True if it did so.
 
@@ -183,8 +189,7 @@ def one_blas_thread_when_printing(run_argv: list[str], environ=os.environ, modul
     (``modules``: the loaded ones); thread variables the user set are left as they are, and a command that runs
     a job is never changed (its pools are the run's, :mod:`lfabench.threads`).
     """
-    printing = any(a in PRINT_ONLY_FLAGS or a.split("=", 1)[0] in ("--cfg", "--info") for a in run_argv)
-    if not printing or any(v in environ for v in BLAS_THREAD_VARIABLES) or "numpy" in modules:
+    if not printing_only(run_argv) or any(v in environ for v in BLAS_THREAD_VARIABLES) or "numpy" in modules:
         return False
     environ["OPENBLAS_NUM_THREADS"] = "1"
     return True
@@ -206,6 +211,10 @@ def _main(argv: list[str] | None = None) -> int:
         return 0
     if argv[0] == "run":
         one_blas_thread_when_printing(argv[1:])
+        if own_process and printing_only(argv[1:]) and hasattr(signal, "SIGPIPE"):
+            # Hydra prints through its own handlers (--cfg's traceback and exit 1, --info's logging errors line by
+            # line) when the reader goes away (| head); a command that only prints ends then, as Unix filters do
+            signal.signal(signal.SIGPIPE, signal.SIG_DFL)
         if own_process:
             # importing Hydra, NumPy and the plugins builds long-lived objects and next to no garbage (876 unreachable
             # of 81,000 tracked): a collection then is wasted (lfabench.cli.run.main freezes them, turns it back on)
