@@ -11,7 +11,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from .run_help import HELP_FLAGS
+from .run_help import HELP_FLAGS, MODE_FLAGS, PRINTING_MODES
 
 USAGE = """usage: lfabench <command> [...]
 
@@ -169,7 +169,7 @@ def _silence_stdout() -> None:
 
 #: The flags with which ``lfabench run`` prints (a config, the search path, a help page) and exits before its job
 #: starts: lfabench's help page (:data:`.run_help.HELP_FLAGS`) and Hydra's printing flags.
-PRINT_ONLY_FLAGS = (*HELP_FLAGS, "--cfg", "-c", "--info", "-i", "--hydra-help", "--shell-completion", "-sc")
+PRINT_ONLY_FLAGS = (*HELP_FLAGS, "--hydra-help", *(flag for flag, mode in MODE_FLAGS.items() if mode in PRINTING_MODES))
 
 #: The BLAS thread variables a user may set; when one is, a printing command keeps it.
 BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "GOTO_NUM_THREADS")

@@ -23,7 +23,7 @@ from ..plugin import KINDS
 from ..registry import config_search_paths, get_registry, unknown_message
 from ..resume import register_resolver
 from .orphans import exit_with_sweep, mark_sweep_process
-from .run_help import HELP_FLAGS, help_text
+from .run_help import HELP_FLAGS, MODE_FLAGS, help_text
 from .summary import format_result, quiet_console, strip_verbose
 
 CONFIG_PACKAGE = "lfabench_conf"
@@ -206,13 +206,6 @@ def searchpath_overrides(argv: list[str]) -> list[str]:
         if key == "hydra.searchpath":
             return [v.strip().strip("'\"") for v in value.strip("[]").split(",") if v.strip()]
     return []
-
-
-#: Hydra's modes, each under its spellings: a command line selects at most one (Hydra's own check raises a bare
-#: ``ValueError``, shown as a traceback).
-MODE_FLAGS = {"-r": "--run", "--run": "--run", "-m": "--multirun", "--multirun": "--multirun", "-c": "--cfg",
-              "--cfg": "--cfg", "-i": "--info", "--info": "--info", "-sc": "--shell-completion",
-              "--shell-completion": "--shell-completion"}
 
 
 def check_one_mode(argv: list[str]) -> None:

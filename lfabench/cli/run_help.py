@@ -12,6 +12,15 @@ import textwrap
 #: The flags that show this page instead of running (Hydra's own help page: ``--hydra-help``).
 HELP_FLAGS = ("-h", "--help")
 
+#: Hydra's modes, each under its spellings (flag -> mode): a command line selects at most one (Hydra's own check
+#: raises a bare ``ValueError``, shown as a traceback).
+MODE_FLAGS = {"-r": "--run", "--run": "--run", "-m": "--multirun", "--multirun": "--multirun", "-c": "--cfg",
+              "--cfg": "--cfg", "-i": "--info", "--info": "--info", "-sc": "--shell-completion",
+              "--shell-completion": "--shell-completion"}
+
+#: The modes that print and run no job.
+PRINTING_MODES = ("--cfg", "--info", "--shell-completion")
+
 USAGE = """\
 usage: lfabench run [-v] [-m] [--cfg job] [OVERRIDE ...]
 
